@@ -1,0 +1,36 @@
+"""Shared look of the kit's figures: a colour-blind-safe palette and figure creation.
+
+Figures are made with ``matplotlib.figure.Figure`` directly, never through pyplot, so
+calling a plot function changes no global state and piles up no open figures.
+"""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+__all__: list[str] = []
+
+#: Okabe & Ito (2008) palette, safe for the common colour-vision deficiencies.
+PALETTE = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+GREY = "#999999"
+
+
+def new_axes(ax=None, *, figsize=(6.4, 4.0)):
+    """Return ``(fig, ax)``: the given axes and its figure, or a fresh pair.
+
+    A fresh figure is a plain ``Figure`` (not registered with pyplot), with a
+    constrained layout so labels never overlap.
+    """
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
