@@ -48,23 +48,36 @@ def ensure_environment() -> None:
     STAMP.write_text(wanted)
 
 
-def _run(command: list[str]) -> int:
+def _environ() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the editable install is the one source of decompkit
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(VENV)
-    return subprocess.run(command, cwd=ROOT, env=env).returncode
+    return env
+
+
+def _run(command: list[str]) -> int:
+    return subprocess.run(command, cwd=ROOT, env=_environ()).returncode
+
+
+def _replace_process(command: list[str]) -> int:
+    """Become ``command``, so that signals (Ctrl-C, a terminate) reach it directly."""
+    if os.name != "posix":
+        return _run(command)
+    os.chdir(ROOT)
+    os.execve(command[0], command, _environ())
 
 
 def lab(args: list[str]) -> int:
     """Serve notebooks/ in JupyterLab. Notebooks are only opened here, never written."""
-    return _run(
-        [str(PYTHON), "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT / 'notebooks'}", *args]
-    )
+    command = [str(PYTHON), "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT / 'notebooks'}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # containers, Binder-like images and CI run as root
+    return _replace_process([*command, *args])
 
 
 def test(args: list[str]) -> int:
-    return _run([str(PYTHON), "-m", "pytest", *args])
+    return _replace_process([str(PYTHON), "-m", "pytest", *args])
 
 
 def bench(args: list[str]) -> int:

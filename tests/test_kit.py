@@ -49,13 +49,17 @@ def test_lab_command_serves_the_notebooks_folder(tmp_path):
                 break
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.3)
-        assert listing is not None, server.stderr.read().decode() if server.poll() else "timeout"
+        if listing is None:
+            server.terminate()
+            _, log = server.communicate(timeout=30)
+            raise AssertionError(f"JupyterLab did not answer:\n{log.decode()[-3000:]}")
         names = {item["name"] for item in listing["content"]}
         assert "welcome.ipynb" in names
         lab_page = urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=5)
         assert lab_page.status == 200
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        if server.poll() is None:
+            server.terminate()
+            server.communicate(timeout=30)
     after = {p: p.stat().st_mtime_ns for p in (ROOT / "notebooks").rglob("*.ipynb")}
     assert after == before, "opening the kit must not write any notebook"
