@@ -4,6 +4,8 @@
     python3 kit.py lab      JupyterLab on notebooks/ (extra arguments go to jupyter lab)
     python3 kit.py test     the whole test suite (extra arguments go to pytest)
     python3 kit.py bench    the benchmarks in bench/ (extra arguments go to each script)
+    python3 kit.py release  regenerate notebooks/ from solutions/ with nbgrader (never
+                            overwrites a notebook edited since the last release)
 
 The environment lives in .venv next to this file. It is created when missing and
 (re)installed whenever pyproject.toml or the Python version changes; nothing asks a question.
@@ -80,6 +82,11 @@ def test(args: list[str]) -> int:
     return _replace_process([str(PYTHON), "-m", "pytest", *args])
 
 
+def release(args: list[str]) -> int:
+    """Regenerate notebooks/ from solutions/ (refuses to overwrite edited notebooks)."""
+    return _run([str(PYTHON), "-m", "decompkit.course", "release", *args])
+
+
 def bench(args: list[str]) -> int:
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
@@ -88,7 +95,7 @@ def bench(args: list[str]) -> int:
     return status
 
 
-COMMANDS = {"lab": lab, "test": test, "bench": bench}
+COMMANDS = {"lab": lab, "test": test, "bench": bench, "release": release}
 
 
 def main(argv: list[str]) -> int:

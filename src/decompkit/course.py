@@ -1,0 +1,150 @@
+"""Instructor commands around nbgrader: release notebooks/ from solutions/ without losing work.
+
+``python -m decompkit.course release`` runs ``nbgrader generate_assignment`` in a scratch copy
+of the course, then copies the result into ``notebooks/``. A released notebook that was
+edited since the last release (someone worked in this clone) is never overwritten: the
+command stops, names the file and says how to keep or replace it. The hashes of the last
+release are kept in ``.release-manifest.json`` at the course root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["generate", "release", "EditedNotebookError", "MANIFEST"]
+
+MANIFEST = ".release-manifest.json"
+ASSIGNMENTS = ("decomp",)
+
+
+class EditedNotebookError(RuntimeError):
+    """Released notebooks were edited since they were generated; ``.paths`` lists them."""
+
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        names = "\n  ".join(str(p) for p in paths)
+        super().__init__(
+            f"these released notebooks were edited since the last release:\n  {names}\n"
+            "Nothing was written. To keep your work, move or rename these files first; "
+            "to replace them anyway, run the release again with --force "
+            "(each edited file is then kept beside it as <name>.edited-<n>.ipynb)."
+        )
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def generate(root: Path, assignment: str, destination: Path) -> list[Path]:
+    """Run ``nbgrader generate_assignment`` on a scratch copy; return the written notebooks.
+
+    The scratch copy holds only ``nbgrader_config.py`` and ``solutions/``, so the course's
+    gradebook and released folder are not touched.
+    """
+    with tempfile.TemporaryDirectory(prefix="decompkit-release-") as scratch:
+        scratch = Path(scratch)
+        shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
+        shutil.copytree(root / "solutions" / assignment, scratch / "solutions" / assignment)
+        bindir = str(Path(sys.executable).parent)
+        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+        result = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+            cwd=scratch,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        made = scratch / "notebooks" / assignment
+        if result.returncode != 0 or not made.is_dir():
+            raise RuntimeError(f"nbgrader generate_assignment failed:\n{result.stderr[-4000:]}")
+        destination.mkdir(parents=True, exist_ok=True)
+        written = []
+        for path in sorted(made.rglob("*")):
+            if path.is_file():
+                target = destination / path.relative_to(made)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
+                written.append(target)
+        return written
+
+
+def _edited(root: Path, manifest: dict[str, str]) -> list[Path]:
+    """Released files whose content differs from what the last release wrote."""
+    edited = []
+    for assignment in ASSIGNMENTS:
+        for path in sorted((root / "notebooks" / assignment).rglob("*.ipynb")):
+            rel = path.relative_to(root).as_posix()
+            if ".ipynb_checkpoints" in path.parts or ".edited-" in path.name:
+                continue
+            if manifest.get(rel) != _sha(path):
+                edited.append(path)
+    return edited
+
+
+def _keep_copy(path: Path) -> Path:
+    n = 1
+    while (kept := path.with_name(f"{path.stem}.edited-{n}{path.suffix}")).exists():
+        n += 1
+    shutil.copy2(path, kept)
+    return kept
+
+
+def release(root: Path, *, force: bool = False) -> list[Path]:
+    """Regenerate ``notebooks/`` from ``solutions/``; refuse to overwrite edited notebooks.
+
+    Raises
+    ------
+    EditedNotebookError
+        When a released notebook differs from the last release and ``force`` is false.
+    """
+    root = Path(root).resolve()
+    manifest_path = root / MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    edited = _edited(root, manifest)
+    if edited and not force:
+        raise EditedNotebookError(edited)
+    for path in edited:
+        print(f"kept your edited copy as {_keep_copy(path).relative_to(root)}")
+    with tempfile.TemporaryDirectory(prefix="decompkit-out-") as staging:
+        staging = Path(staging)
+        fresh: dict[str, Path] = {}
+        for assignment in ASSIGNMENTS:
+            for path in generate(root, assignment, staging / assignment):
+                fresh[f"notebooks/{path.relative_to(staging).as_posix()}"] = path
+        written = []
+        for rel, path in fresh.items():
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            written.append(target)
+    new_manifest = {p.relative_to(root).as_posix(): _sha(p) for p in written if p.suffix == ".ipynb"}
+    manifest_path.write_text(json.dumps(new_manifest, indent=1, sort_keys=True) + "\n")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m decompkit.course")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rel = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
+    rel.add_argument("--force", action="store_true", help="replace edited notebooks (kept aside)")
+    rel.add_argument("--root", default=".", help="course root (default: current folder)")
+    args = parser.parse_args(argv)
+    try:
+        for path in release(Path(args.root), force=args.force):
+            print(f"wrote {path}")
+    except EditedNotebookError as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Answer keys and visible checks of the exercise notebooks, one module per notebook."""
