@@ -166,10 +166,13 @@ def test_limit_equals_p_times_expected_attempts(p, d):
 @given(p=st.floats(0.001, 0.999), d=prob, phi=prob)
 def test_check_helps_iff_d_exceeds_phi(p, d, phi):
     gain = rel.checked_step_fallible(p, d, phi) - p
+    # The exact gain is p(1-p)(d - phi); in floating point a gain far below the last digit of
+    # p rounds to 0, so strictness is asserted only where the gain is representable.
+    representable = p * (1 - p) * abs(d - phi) > 1e-12
     if rel.check_helps(d, phi):
-        assert gain > 0
+        assert gain > 0 if representable else gain >= 0
     else:
-        assert gain <= 1e-15
+        assert gain < 0 if representable else gain <= 0
 
 
 @given(p=prob, d=prob, phi=prob)
