@@ -1,0 +1,245 @@
+"""Figures for the plan DAG: the graph drawn by Kahn layer, and the Gantt chart of a schedule.
+
+Both take plain data or results from :mod:`decompkit.dag`, draw on ``ax=None`` (a fresh
+figure when absent) and return the Figure.
+"""
+
+from __future__ import annotations
+
+from ..dag import CriticalPath, Schedule, critical_path, generations, predecessors_map
+from ._style import GREY, PALETTE, new_axes
+
+__all__ = ["plot_dag", "plot_gantt"]
+
+_CRITICAL = PALETTE[5]  # vermillion
+_NORMAL = PALETTE[0]  # blue
+
+
+def _critical_nodes(critical, nodes) -> list:
+    """The highlighted path as a node list, from a CriticalPath or an iterable of nodes."""
+    if critical is None:
+        return []
+    if isinstance(critical, CriticalPath):
+        return list(critical.path)
+    if isinstance(critical, (str, bytes)):
+        raise ValueError(f"critical must be a CriticalPath or a list of nodes, got {critical!r}")
+    try:
+        path = list(critical)
+    except TypeError:
+        raise ValueError(
+            f"critical must be a CriticalPath or a list of nodes, got {critical!r}"
+        ) from None
+    for node in path:
+        if node not in nodes:
+            raise ValueError(f"unknown node {node!r} in critical")
+    return path
+
+
+def _fmt(x) -> str:
+    return f"{x:g}"
+
+
+def plot_dag(graph, durations=None, critical=None, ax=None, *, labels=None, unit="units"):
+    """Draw a plan DAG layer by layer, highlighting the critical path and annotating slack.
+
+    Parameters
+    ----------
+    graph : Mapping
+        ``{node: iterable of predecessors}``.
+    durations : Mapping, optional
+        ``{node: duration}``. When given, each node shows its duration and slack, and the
+        critical path is computed and highlighted unless ``critical`` says otherwise.
+    critical : CriticalPath or iterable of nodes, optional
+        The path to highlight (default: the critical path when ``durations`` is given).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when absent.
+    labels : Mapping, optional
+        ``{node: text}`` shown instead of ``str(node)``.
+    unit : str, optional
+        Unit of the durations, for the title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``critical`` names a node outside the graph, or the graph or durations are
+        invalid (see :func:`decompkit.dag.critical_path`).
+    CycleError
+        If the graph has a cycle.
+
+    Notes
+    -----
+    Column ``k`` holds generation ``k`` (:func:`decompkit.dag.generations`): every arrow
+    points to the right, and the nodes of one column may run at the same time.
+
+    Examples
+    --------
+    >>> from decompkit.examples import coding_task
+    >>> a = coding_task()
+    >>> fig = plot_dag(a.graph, a.durations, labels=a.labels)
+    >>> for part in fig.axes[0].get_title().split(": "):
+    ...     print(part)
+    Critical path, 10 units of 12 in total
+    read_spec → fetch_data → write_code → run_tests → report
+    """
+    layers = generations(graph)
+    preds = predecessors_map(graph)
+    cp = critical_path(graph, durations) if durations is not None else None
+    if critical is None and cp is not None:
+        critical = cp
+    path = _critical_nodes(critical, preds)
+    on_path = set(path)
+    path_edges = set(zip(path, path[1:], strict=False))
+    labels = labels or {}
+
+    pos = {}
+    for x, layer in enumerate(layers):
+        for i, node in enumerate(layer):
+            pos[node] = (x, (len(layer) - 1) / 2 - i)
+
+    fig, ax = new_axes(ax, figsize=(max(6.4, 1.9 * len(layers)), 4.2))
+    boxes = {}
+    for node, (x, y) in pos.items():
+        text = str(labels.get(node, node))
+        if cp is not None:
+            text += f"\nd = {_fmt(durations[node])}, slack {_fmt(cp.slack[node])}"
+        color = _CRITICAL if node in on_path else _NORMAL
+        boxes[node] = ax.text(
+            x,
+            y,
+            text,
+            ha="center",
+            va="center",
+            fontsize=8,
+            zorder=2,
+            bbox={"boxstyle": "round,pad=0.35", "fc": "white", "ec": color, "lw": 1.8},
+        )
+    for v, ps in preds.items():
+        for u in ps:
+            hot = (u, v) in path_edges
+            ax.annotate(
+                "",
+                xy=pos[v],
+                xytext=pos[u],
+                arrowprops={
+                    "arrowstyle": "-|>",
+                    "color": _CRITICAL if hot else GREY,
+                    "lw": 2.2 if hot else 1.0,
+                    # Clip the arrow at the two boxes so its head stays visible.
+                    "patchA": boxes[u].get_bbox_patch(),
+                    "patchB": boxes[v].get_bbox_patch(),
+                    "shrinkA": 1,
+                    "shrinkB": 1,
+                },
+                zorder=1,
+            )
+    height = max((len(layer) for layer in layers), default=1)
+    ax.set_xlim(-0.6, max(len(layers) - 0.4, 0.6))
+    ax.set_ylim(-height / 2 - 0.1, height / 2 + 0.1)
+    ax.set_xticks(range(len(layers)))
+    ax.set_yticks([])
+    ax.set_xlabel("generation (Kahn layer): arrows point from a task to one that waits for it")
+    ax.set_ylabel("tasks that may run together")
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    if cp is not None:
+        title = (
+            f"Critical path, {_fmt(cp.makespan)} {unit} of {_fmt(cp.serial_time)} in total: "
+            + " → ".join(str(v) for v in cp.path)
+        )
+    elif path:
+        title = "Highlighted path: " + " → ".join(str(v) for v in path)
+    else:
+        title = f"Plan as a DAG: {len(pos)} tasks in {len(layers)} generations"
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def plot_gantt(schedule, ax=None, *, labels=None, critical=None, unit="units"):
+    """Gantt chart of a list schedule: one row per worker, one bar per task.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        Result of :func:`decompkit.dag.list_schedule`.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when absent.
+    labels : Mapping, optional
+        ``{node: text}`` written on the bars instead of ``str(node)``.
+    critical : CriticalPath or iterable of nodes, optional
+        Tasks to colour as critical.
+    unit : str, optional
+        Time unit for the axis label and title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``schedule`` is not a :class:`~decompkit.dag.Schedule`, or ``critical`` names a
+        task the schedule does not contain.
+
+    Notes
+    -----
+    The grey line marks the makespan; gaps in a row are idle time, which a list schedule
+    only allows when no ready task could start (dependencies or a held resource).
+
+    Examples
+    --------
+    >>> from decompkit.dag import list_schedule
+    >>> from decompkit.examples import migration
+    >>> b = migration()
+    >>> fig = plot_gantt(list_schedule(b.graph, b.durations, 3), unit=b.unit)
+    >>> fig.axes[0].get_title()
+    'List schedule on 3 workers: makespan 18 slots (30 slots of work, 56 % busy)'
+    """
+    if not isinstance(schedule, Schedule):
+        raise ValueError(
+            f"schedule must be a Schedule from list_schedule, got {type(schedule).__name__}"
+        )
+    on_path = set(_critical_nodes(critical, schedule.start))
+    labels = labels or {}
+    fig, ax = new_axes(ax, figsize=(7.5, 1.2 + 0.6 * schedule.workers))
+    span = max(schedule.makespan, 1) * 1.02
+    for node, start in schedule.start.items():
+        width = schedule.finish[node] - start
+        row = schedule.worker[node]
+        color = _CRITICAL if node in on_path else _NORMAL
+        if width > 0:
+            ax.barh(row, width, left=start, height=0.6, color=color, edgecolor="white")
+            # About 90 characters of 8-point text span the axes: write the long label if
+            # it fits the bar, else the node itself, else nothing.
+            room = 90 * width / span
+            for text in (str(labels.get(node, node)), str(node)):
+                if len(text) <= room:
+                    ax.text(
+                        start + width / 2,
+                        row,
+                        text,
+                        ha="center",
+                        va="center",
+                        color="white",
+                        fontsize=8,
+                    )
+                    break
+        else:  # a zero-length task: a tick, so it is not lost
+            ax.plot([start, start], [row - 0.3, row + 0.3], color=color, lw=2)
+    ax.axvline(schedule.makespan, color=GREY, linestyle="--", lw=1)
+    ax.set_yticks(range(schedule.workers), [f"worker {w + 1}" for w in range(schedule.workers)])
+    ax.set_ylim(schedule.workers - 0.5, -0.5)
+    ax.set_xlim(0, span)
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel("worker")
+    busy = schedule.work / (schedule.workers * schedule.makespan) if schedule.makespan else 0.0
+    ax.set_title(
+        f"List schedule on {schedule.workers} worker{'s' if schedule.workers > 1 else ''}: "
+        f"makespan {_fmt(schedule.makespan)} {unit} ({_fmt(schedule.work)} {unit} of work, "
+        f"{100 * busy:.0f} % busy)",
+        fontsize=9,
+    )
+    return fig
