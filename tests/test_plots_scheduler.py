@@ -1,0 +1,122 @@
+"""The Gantt chart of a scheduler trace draws the trace's attempts and leaves pyplot alone."""
+
+import matplotlib.pyplot as plt
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+
+from decompkit import scheduler as sc
+from decompkit.plots._style import GREY, PALETTE
+from decompkit.plots.scheduler import plot_trace_gantt
+
+A = {
+    "read_spec": [],
+    "fetch_data": ["read_spec"],
+    "write_tests": ["read_spec"],
+    "write_code": ["fetch_data"],
+    "run_tests": ["write_code", "write_tests"],
+    "report": ["run_tests"],
+}
+A_TIME = {
+    "read_spec": 1,
+    "fetch_data": 3,
+    "write_tests": 2,
+    "write_code": 4,
+    "run_tests": 1,
+    "report": 1,
+}
+
+
+def bars(fig):
+    """(row label, left, width, face colour) of every bar, top row first."""
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    return [
+        (
+            labels[round(p.get_y() + p.get_height() / 2)],
+            p.get_x(),
+            p.get_width(),
+            to_hex(p.get_facecolor()),
+        )
+        for p in ax.patches
+    ]
+
+
+def test_returns_a_figure_without_touching_pyplot():
+    before = plt.get_fignums()
+    fig = plot_trace_gantt(sc.schedule(A, A_TIME, workers=2))
+    assert isinstance(fig, Figure)
+    assert plt.get_fignums() == before
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "virtual time" and ax.get_ylabel() == "node"
+    assert ax.get_title() == "Trace on 2 workers, makespan 10\nevery node done"
+
+
+def test_bars_are_the_attempts_of_the_no_failure_trace():
+    fig = plot_trace_gantt(sc.schedule(A, A_TIME, workers=2))
+    blue = PALETTE[0].lower()
+    assert sorted(bars(fig)) == sorted(
+        [
+            ("read_spec", 0, 1, blue),
+            ("fetch_data", 1, 3, blue),
+            ("write_tests", 1, 2, blue),
+            ("write_code", 4, 4, blue),
+            ("run_tests", 8, 1, blue),
+            ("report", 9, 1, blue),
+        ]
+    )
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert texts == {"w0", "w1"}
+
+
+def test_failure_cancel_and_block_are_marked():
+    result = sc.schedule(A, A_TIME, workers=2, step=sc.scripted({"write_tests": ["fail"]}))
+    fig = plot_trace_gantt(result)
+    assert sorted(bars(fig)) == sorted(
+        [
+            ("read_spec", 0, 1, PALETTE[0].lower()),
+            ("fetch_data", 1, 2, "#ffffff"),  # cancelled at 3
+            ("write_tests", 1, 2, PALETTE[5].lower()),
+        ]
+    )
+    ax = fig.axes[0]
+    crosses = [line for line in ax.lines if line.get_marker() == "x" and len(line.get_xdata())]
+    assert sorted((float(c.get_xdata()[0]), float(c.get_ydata()[0])) for c in crosses) == [
+        (3, 4),
+        (3, 5),
+    ]
+    assert all(to_hex(c.get_color()) == GREY.lower() for c in crosses)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["accepted", "failed (report)", "cancelled", "blocked"]
+    assert "write_tests failed, 2 blocked, 1 cancelled" in ax.get_title()
+
+
+def test_retries_and_a_repair_round():
+    step = sc.scripted({"write_code": ["reject", "pass"], "run_tests": ["fail"]}, kappa=2)
+    result = sc.run_with_repair(A, A_TIME, workers=2, step=step, faulty={"run_tests": "write_code"})
+    fig = plot_trace_gantt(result)
+    found = bars(fig)
+    assert ("write_code", 4, 4, PALETTE[1].lower()) in found  # rejected, retried
+    assert ("write_code", 8, 4, PALETTE[0].lower()) in found
+    assert ("run_tests", 12, 1, PALETTE[5].lower()) in found
+    assert ("write_code'", 13, 4, PALETTE[0].lower()) in found
+    ax = fig.axes[0]
+    assert any(t.get_text() == " repair round 1" for t in ax.texts)
+    assert [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"] == [13]
+    assert ax.get_title().endswith("run_tests failed, 1 repair round")
+
+
+def test_a_rejection_that_ends_the_node_is_drawn_as_a_failure():
+    step = sc.scripted({"x": ["reject", "reject"], "y": ["wrong"]}, kappa=2)
+    fig = plot_trace_gantt(sc.schedule({"x": [], "y": []}, {"x": 1, "y": 1}, workers=2, step=step))
+    assert sorted(bars(fig)) == [
+        ("x", 0, 1, PALETTE[1].lower()),
+        ("x", 1, 1, PALETTE[5].lower()),
+        ("y", 0, 1, PALETTE[3].lower()),
+    ]
+
+
+def test_draws_on_given_axes():
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_trace_gantt(sc.schedule(A, A_TIME, workers=1), ax=ax) is fig
+    assert len(ax.patches) == 6
