@@ -1,0 +1,248 @@
+r"""Reliability explorer: what a check at each step boundary does to a chain of n steps.
+
+Curves against the chain length :math:`m = 0 .. m_\max`: the bare chain :math:`p^m`, one retry
+behind a fallible check :math:`p'^m` with :math:`p' = p + p(1-p)(d-\varphi)`, retry until the
+check passes :math:`{p'_\infty}^m` with :math:`p'_\infty = p/(1-d(1-p))`, and a perfect check
+with :math:`\kappa` attempts :math:`(1-(1-p)^\kappa)^m`. A (d, phi) panel shows where the
+check helps (:math:`d > \varphi`) and the current check in it.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+
+import ipywidgets as widgets
+import numpy as np
+
+from .. import reliability as rel
+from ..plots._style import GREY, PALETTE
+from ..plots.reliability import plot_d_phi_plane
+from ._base import Explorer, float_slider, int_slider, rows_html
+
+__all__ = ["ReliabilityExplorer", "reliability_explorer"]
+
+#: Grid points per axis of the (d, phi) panel; the shading is smooth at this size already.
+_PLANE_RESOLUTION = 51
+
+
+def _fmt(x) -> str:
+    return "inf" if np.isinf(x) else f"{x:.4f}"
+
+
+class ReliabilityExplorer(Explorer):
+    """Sliders p, n, d, phi and kappa over the chain-success curves; see
+    :func:`reliability_explorer`."""
+
+    def __init__(self, p=0.9, n=10, d=0.8, phi=0.05, kappa=3, *, n_max=50, kappa_max=10):
+        if isinstance(n_max, bool) or not isinstance(n_max, int) or n_max < 1:
+            raise ValueError(f"n_max must be an integer >= 1, got {n_max!r}")
+        if isinstance(kappa_max, bool) or not isinstance(kappa_max, int) or kappa_max < 1:
+            raise ValueError(f"kappa_max must be an integer >= 1, got {kappa_max!r}")
+        super().__init__(figsize=(10.0, 4.0))
+        self.controls = {
+            "p": float_slider(
+                "p",
+                p,
+                0.0,
+                1.0,
+                0.005,
+                "p per step",
+                "probability that one attempt of a step is correct",
+                fmt=".3f",
+            ),
+            "n": int_slider("n", n, 1, n_max, "n steps", "number of dependent steps in the chain"),
+            "d": float_slider(
+                "d",
+                d,
+                0.0,
+                1.0,
+                0.01,
+                "d detection",
+                "probability that the check flags a wrong result",
+            ),
+            "phi": float_slider(
+                "phi",
+                phi,
+                0.0,
+                1.0,
+                0.01,
+                "φ false alarm",
+                "probability that the check flags a correct result (used by the one-retry curve)",
+            ),
+            "kappa": int_slider(
+                "kappa",
+                kappa,
+                1,
+                kappa_max,
+                "κ attempts",
+                "attempts allowed behind a perfect check (d = 1, phi = 0)",
+            ),
+        }
+        self.steps = np.arange(0, n_max + 1)
+        self._draw()
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox(
+                    [
+                        widgets.VBox([self.controls[k] for k in ("p", "n", "kappa")]),
+                        widgets.VBox([self.controls[k] for k in ("d", "phi")]),
+                    ]
+                ),
+                self.image,
+                self.readout,
+                self.status,
+            ]
+        )
+        self._watch()
+        self.update()
+
+    def _draw(self):
+        fig = self.figure
+        left, right = fig.subplots(1, 2, width_ratios=(1.7, 1.0))
+        m = self.steps
+        style = {"linewidth": 2}
+        self.lines = {
+            "bare": left.plot(m, m * 0.0, color=GREY, label="no check: $p^m$", **style)[0],
+            "one_retry": left.plot(
+                m, m * 0.0, color=PALETTE[0], label=r"one retry: $p'^m$ (with $\varphi$)", **style
+            )[0],
+            "until_pass": left.plot(
+                m, m * 0.0, color=PALETTE[1], label=r"retry until pass: $p'^m_\infty$", **style
+            )[0],
+            "kappa": left.plot(
+                m,
+                m * 0.0,
+                color=PALETTE[2],
+                linestyle="--",
+                label=r"perfect check, $\kappa$ attempts",
+                **style,
+            )[0],
+        }
+        self.marker = left.axvline(0, color="black", linewidth=1, linestyle=":")
+        left.axhline(0.5, color=GREY, linestyle=":", linewidth=1)
+        left.set(
+            xlabel="steps in the chain, m",
+            ylabel="P(all m steps correct)",
+            xlim=(0, m[-1]),
+            ylim=(0, 1.02),
+            title="A check at each boundary slows the decay",
+        )
+        left.legend(loc="lower left", fontsize="small")
+        plot_d_phi_plane(self.controls["p"].value, resolution=_PLANE_RESOLUTION, ax=right)
+        self.plane = right.collections[0]
+        self.plane_title = right.title
+        # The plot function's title ends in "(p = ...)"; keep its words, wrap it to the panel.
+        words = self.plane_title.get_text().rsplit("(p =", 1)[0].strip()
+        self._plane_title_format = textwrap.fill(words, 30) + " (p = {p:g})"
+        self.plane_title.set_fontsize("medium")
+        self.colorbar = self.plane.colorbar
+        (self.point,) = right.plot(
+            [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
+        )
+        grid = np.linspace(0.0, 1.0, _PLANE_RESOLUTION)
+        self._plane_d, self._plane_phi = np.meshgrid(grid, grid)
+        # The shading, its colour scale and the title change with p only; the diagonal and the
+        # labels drawn over the shading are repainted with it so that they stay on top.
+        on_top = [a for a in (*right.lines, *right.texts) if a is not self.point]
+        self._set_layers(
+            [self.plane, *on_top, self.plane_title, self.colorbar.ax],
+            [*self.lines.values(), self.marker, self.point],
+        )
+
+    def _refresh(self):
+        v = {name: control.value for name, control in self.controls.items()}
+        p, n, d, phi, kappa = v["p"], v["n"], v["d"], v["phi"], v["kappa"]
+        rates = {
+            "bare": p,
+            "one_retry": rel.checked_step_fallible(p, d, phi),
+            "until_pass": rel.checked_step_limit(p, d),
+            "kappa": rel.perfect_check_attempts(p, kappa),
+        }
+        curves = {key: rel.chain_success(rate, self.steps) for key, rate in rates.items()}
+        gain = rel.checked_step_fallible(p, self._plane_d, self._plane_phi) - p
+        helps = rel.check_helps(d, phi)
+        attempts = rel.expected_attempts(p, d)
+        for key, line in self.lines.items():
+            line.set_ydata(curves[key])
+        self.marker.set_xdata([n, n])
+        self.plane.set_array(gain)
+        # Same symmetric colour scale as plot_d_phi_plane, so white stays at gain 0.
+        limit = max(float(np.abs(gain).max()), 1e-12)
+        self.plane.set_clim(-limit, limit)
+        self.plane_title.set_text(self._plane_title_format.format(p=p))
+        self._keys[0] = p
+        self.point.set_data([d], [phi])
+        verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
+        self.readout.value = rows_html(
+            [
+                ("no check", _fmt(p), _fmt(curves["bare"][n])),
+                (
+                    "one retry, fallible check",
+                    _fmt(rates["one_retry"]),
+                    _fmt(curves["one_retry"][n]),
+                ),
+                ("retry until pass", _fmt(rates["until_pass"]), _fmt(curves["until_pass"][n])),
+                (f"perfect check, κ = {kappa}", _fmt(rates["kappa"]), _fmt(curves["kappa"][n])),
+            ],
+            header=("", "per step", f"chain of n = {n}"),
+        ) + (
+            f"<p>The check {html.escape(verdict)}. "
+            f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
+            f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
+            f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"
+        )
+        self.values = {"rates": rates, "curves": curves, "gain": gain, "helps": helps}
+
+
+def reliability_explorer(p=0.9, n=10, d=0.8, phi=0.05, kappa=3, *, n_max=50, kappa_max=10):
+    r"""Sliders over the success of a chain with and without checks at its boundaries.
+
+    Parameters
+    ----------
+    p : float
+        Start value of the per-step success rate, in [0, 1].
+    n : int
+        Start value of the chain length whose numbers the readout shows, in [1, n_max].
+    d : float
+        Start value of the check's detection rate, in [0, 1].
+    phi : float
+        Start value of the check's false-positive rate, in [0, 1].
+    kappa : int
+        Start value of the attempts allowed behind a perfect check, in [1, kappa_max].
+    n_max : int
+        Longest chain drawn (and largest n on its slider).
+    kappa_max : int
+        Largest kappa on its slider.
+
+    Returns
+    -------
+    ReliabilityExplorer
+        Display it in a notebook; ``.controls`` holds the sliders, ``.figure`` the figure,
+        ``.values`` the numbers drawn.
+
+    Raises
+    ------
+    ValueError
+        If a start value lies outside its slider's range (a slider would clamp it silently).
+
+    Notes
+    -----
+    Curves: :math:`p^m`, :func:`~decompkit.reliability.checked_step_fallible` and
+    :func:`~decompkit.reliability.checked_step_limit` raised to the power m, and
+    :func:`~decompkit.reliability.perfect_check_attempts` to the power m; the vertical line
+    marks m = n. The (d, phi) panel is :func:`~decompkit.plots.plot_d_phi_plane` with the
+    current check as a white dot.
+
+    Examples
+    --------
+    >>> ex = reliability_explorer(p=0.9, n=10, d=1.0, phi=0.0)
+    >>> round(float(ex.values["curves"]["one_retry"][10]), 3)
+    0.904
+    >>> ex.controls["d"].value = 0.0
+    >>> round(float(ex.values["curves"]["one_retry"][10]), 4)
+    0.3487
+    >>> bytes(ex.image.value[:4])
+    b'\x89PNG'
+    """
+    return ReliabilityExplorer(p, n, d, phi, kappa, n_max=n_max, kappa_max=kappa_max)

@@ -1,0 +1,292 @@
+r"""Trace stepper: walk through a scheduler trace event by event.
+
+After the first :math:`k` events a node is *running* (dispatched, no result yet), *done*
+(artifact), *failed* (failure report), *blocked* (in a failure's cone), *cancelled* (stopped
+while running), *ready* (:math:`\mathrm{pred}(v) \subseteq \mathrm{done}`, not attempted, not
+blocked) or *pending*. Each scheduler call (repair round) derives the blocked set anew.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+
+import ipywidgets as widgets
+from matplotlib.patches import Patch
+from matplotlib.text import Annotation
+
+from .. import dag
+from ..plots._style import GREY, PALETTE
+from ..plots.dag import plot_dag
+from ..plots.scheduler import plot_trace_gantt
+from ._base import Explorer
+
+__all__ = ["TraceStepper", "trace_stepper", "STATES"]
+
+#: Face colour and text colour of each state, in the order of the legend.
+STATES = {
+    "pending": ("white", "black"),
+    "ready": (PALETTE[4], "black"),
+    "running": (PALETTE[1], "black"),
+    "done": (PALETTE[2], "white"),
+    "failed": (PALETTE[5], "white"),
+    "blocked": (GREY, "white"),
+    "cancelled": (PALETTE[3], "white"),
+}
+_COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
+
+
+def _applied_repairs(result, k) -> int:
+    """How many of the result's repairs the first ``k`` events have applied."""
+    unrolled = sum(1 for e in result.events[:k] if e.kind == "unroll")
+    applied = 0
+    for repair in getattr(result, "repairs", ()):
+        unrolled -= len(repair.copies)
+        if unrolled < 0:
+            break
+        applied += 1
+    return applied
+
+
+def _graph_after(result, applied):
+    """The plan after ``applied`` repairs: undo the later ones on the final graph."""
+    graph = {node: list(preds) for node, preds in result.graph.items()}
+    for repair in reversed(getattr(result, "repairs", ())[applied:]):
+        for copy in repair.copies.values():
+            graph.pop(copy, None)
+        for node, (old, _new) in repair.repointed.items():
+            if node in graph:
+                graph[node] = list(old)
+    return graph
+
+
+def _states_after(result, graph, k) -> dict:
+    """The state of every node of ``graph`` after the first ``k`` events of the trace."""
+    state = {}
+    current_round = 0
+    for event in result.events[:k]:
+        if event.round != current_round:
+            # A new scheduler call: it blocks the cones of the recorded failures anew, and
+            # cancelled nodes may run again.
+            current_round = event.round
+            state = {n: s for n, s in state.items() if s not in ("blocked", "cancelled")}
+        kind = event.kind
+        if kind in ("dispatch", "attempt"):
+            state[event.node] = "running"
+        elif kind == "finish":
+            state[event.node] = "done"
+        elif kind == "fail":
+            state[event.node] = "failed"
+        elif kind in ("block", "cancel"):
+            state[event.node] = "blocked" if kind == "block" else "cancelled"
+    done = [n for n, s in state.items() if s == "done"]
+    running = [n for n, s in state.items() if s == "running"]
+    stopped = [n for n, s in state.items() if s in ("failed", "blocked", "cancelled")]
+    ready = set(dag.ready_set(graph, done, running, stopped))
+    return {n: state.get(n, "ready" if n in ready else "pending") for n in graph}
+
+
+class TraceStepper(Explorer):
+    """Buttons and a slider over the events of a scheduler trace; see :func:`trace_stepper`."""
+
+    def __init__(self, result, *, window=6):
+        if not all(hasattr(result, a) for a in ("events", "graph", "makespan", "workers")):
+            raise ValueError(
+                "result must be what decompkit.scheduler.schedule or run_with_repair returned, "
+                f"got {type(result).__name__}"
+            )
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+        self.result = result
+        self.window = window
+        self.events = list(result.events)
+        super().__init__(figsize=(11.0, 4.8))
+        n = len(self.events)
+        self.controls = {
+            "back": widgets.Button(description="◀ back", tooltip="one event back"),
+            "forward": widgets.Button(description="forward ▶", tooltip="one event forward"),
+            "event": widgets.IntSlider(
+                value=0,
+                min=0,
+                max=n,
+                description="events done",
+                tooltip=f"state after the first k of the {n} events (0: before the run)",
+                continuous_update=True,
+                style={"description_width": "90px"},
+            ),
+        }
+        self.table = widgets.HTML()
+        c = self.controls
+        c["back"].on_click(lambda _: self.step(-1))
+        c["forward"].on_click(lambda _: self.step(+1))
+        self._watch("event")
+        self._draw()
+        self.widget = widgets.HBox(
+            [
+                widgets.VBox(
+                    [
+                        widgets.HBox([c["back"], c["forward"], c["event"]]),
+                        self.image,
+                        self.readout,
+                        self.status,
+                    ]
+                ),
+                self.table,
+            ]
+        )
+        self.update(full=True)
+
+    def step(self, delta):
+        """Move ``delta`` events forward (negative: back), staying within the trace."""
+        slider = self.controls["event"]
+        slider.value = min(max(slider.value + delta, slider.min), slider.max)
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def _draw(self):
+        self.dag_ax, self.gantt_ax = self.figure.subplots(1, 2, width_ratios=(1.1, 1.0))
+        plot_trace_gantt(self.result, ax=self.gantt_ax)
+        self.cursor = self.gantt_ax.axvline(0, color="black", linewidth=1.5)
+        handles = [
+            Patch(facecolor=face, edgecolor=GREY, label=state)
+            for state, (face, _) in STATES.items()
+        ]
+        self.figure.legend(handles=handles, loc="outside lower center", ncols=len(STATES))
+        #: One drawing of the plan per version of it (a repair makes a new one), by its edges.
+        self._plans = {}
+        self._graph_key = None
+
+    def _show_graph(self, key, graph):
+        """Show the plan as it stands, drawn on first sight into an axes of its own."""
+        if key not in self._plans:
+            if self._plans:  # later versions sit exactly where the first one was laid out
+                ax = self.figure.add_axes(self._plans[next(iter(self._plans))][0].get_position())
+            else:
+                ax = self.dag_ax
+            plot_dag(graph, ax=ax)
+            ax.set_xlabel(textwrap.fill(ax.get_xlabel(), 48))  # the panel is half the width
+            boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
+            by_text = {box.get_text(): box for box in boxes}
+            arrows = [t for t in ax.texts if isinstance(t, Annotation)]
+            self._plans[key] = (ax, {node: by_text[str(node)] for node in graph}, arrows)
+        for ax, _, _ in self._plans.values():
+            ax.set_visible(False)
+        self.dag_ax, self.node_boxes, arrows = self._plans[key]
+        self.dag_ax.set_visible(True)
+        # The plan's axes and arrows change with the plan only; each event recolours a box or
+        # two, repainted one by one (sprites); the time cursor moves with every event.
+        self._set_layers(
+            [self.dag_ax],
+            arrows,
+            [*self.node_boxes.values(), self.dag_ax.title],
+            [self.cursor],
+            sprites=2,
+            keep_background=True,  # every plan's axes is hidden or layered: none is static
+        )
+
+    def _before_layers(self):
+        # plot_dag clips each arrow at the boxes of its two tasks, so the boxes must sit where
+        # they will be drawn before any arrow is painted.
+        renderer = self.figure.canvas.get_renderer()
+        for box in self.node_boxes.values():
+            box.update_bbox_position_size(renderer)
+
+    def _refresh(self):
+        c = self.controls
+        k = c["event"].value
+        graph = _graph_after(self.result, _applied_repairs(self.result, k))
+        key = tuple((node, tuple(preds)) for node, preds in graph.items())
+        if key != self._graph_key:
+            self._show_graph(key, graph)
+            self._graph_key = key
+        states = _states_after(self.result, graph, k)
+        for node, box in self.node_boxes.items():
+            face, ink = STATES[states[node]]
+            box.get_bbox_patch().set_facecolor(face)
+            box.set_color(ink)
+        current = self.events[k - 1] if k else None
+        time = current.time if current else 0
+        self.cursor.set_xdata([time, time])
+        self._keys[:] = [key, key, k]
+        what = f"{current.kind} {current.node}" if current else "before the first event"
+        self.dag_ax.title.set_text(f"After event {k} of {len(self.events)} ({what}), t = {time:g}")
+        c["back"].disabled = k == c["event"].min
+        c["forward"].disabled = k == c["event"].max
+        counts = {s: sum(1 for v in states.values() if v == s) for s in STATES}
+        self.readout.value = "<p>" + ", ".join(f"{s}: {n}" for s, n in counts.items() if n) + "</p>"
+        self.table.value = self._table_html(k)
+        self.values = {"states": states, "graph": graph, "event": current}
+
+    def _table_html(self, k) -> str:
+        """The events around the current one; the current one highlighted."""
+        rows = self.result.events.table()
+        low = max(0, k - 1 - self.window)
+        high = min(len(rows), k + self.window)
+        head = "".join(f"<th>{c}</th>" for c in _COLUMNS)
+        body = []
+        for i in range(low, high):
+            row = rows[i]
+            cells = []
+            for c in _COLUMNS:
+                value = row[c]
+                text = "" if value is None else f"{value:g}" if c == "time" else str(value)
+                if c == "worker" and value is not None:
+                    text = f"w{value}"
+                cells.append(f"<td>{html.escape(text[:60])}</td>")
+            style = ' style="background:#FFE9B3;font-weight:bold"' if i == k - 1 else ""
+            body.append(f"<tr{style}><td>{i + 1}</td>{''.join(cells)}</tr>")
+        note = f"<p>events {low + 1}-{high} of {len(rows)}</p>" if rows else "<p>no events</p>"
+        return (
+            '<table style="border-collapse:collapse;font-size:small">'
+            f"<tr><th>#</th>{head}</tr>{''.join(body)}</table>{note}"
+        )
+
+
+def trace_stepper(result, *, window=6):
+    r"""Step through a scheduler trace: the plan coloured by state, the Gantt chart, the events.
+
+    Parameters
+    ----------
+    result : ScheduleResult or RepairResult
+        What :func:`decompkit.scheduler.schedule` or
+        :func:`decompkit.scheduler.run_with_repair` returned.
+    window : int
+        Events shown before and after the current one in the event table.
+
+    Returns
+    -------
+    TraceStepper
+        Display it in a notebook. ``.controls`` holds the *back* and *forward* buttons and
+        the ``"event"`` slider (k = 0 .. number of events: the state after the first k);
+        ``.step(delta)`` moves like the buttons; ``.values["states"]`` maps each node to its
+        state; ``.table`` is the event table.
+
+    Raises
+    ------
+    ValueError
+        If ``result`` is not a scheduler result or ``window`` is not an integer >= 1.
+
+    Notes
+    -----
+    Left: :func:`~decompkit.plots.dag.plot_dag` of the plan as it stood after event k (a
+    repair round adds the unrolled copies and re-points edges), each task filled with the
+    colour of its state (legend below). Right: :func:`~decompkit.plots.scheduler.plot_trace_gantt`
+    of the whole run, the black line at the time of event k. Beside: the event table around
+    event k. The state is replayed from the trace: dispatch and attempt make a node running,
+    finish done, fail failed, block blocked, cancel cancelled; a new round clears blocked and
+    cancelled (the scheduler derives its blocked set anew at every call); the rest is ready
+    (:func:`decompkit.dag.ready_set`) or pending.
+
+    Examples
+    --------
+    >>> from decompkit.scheduler import schedule, scripted
+    >>> g = {"b": ["a"], "c": ["a"], "d": ["b", "c"]}
+    >>> d = {"a": 1, "b": 3, "c": 2, "d": 1}
+    >>> st = trace_stepper(schedule(g, d, workers=2, step=scripted({"c": ["fail"]})))
+    >>> dict(sorted(st.values["states"].items()))
+    {'a': 'ready', 'b': 'pending', 'c': 'pending', 'd': 'pending'}
+    >>> st.controls["event"].value = st.controls["event"].max
+    >>> dict(sorted(st.values["states"].items()))
+    {'a': 'done', 'b': 'cancelled', 'c': 'failed', 'd': 'blocked'}
+    """
+    return TraceStepper(result, window=window)

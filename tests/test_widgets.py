@@ -1,0 +1,765 @@
+"""Headless tests of the live explorers: controls drive the figure, the image and the text.
+
+Each explorer is built once per module (a first render costs a few hundred milliseconds) and
+its controls are reset to the start values before every test.
+"""
+
+import base64
+import gc
+import html
+import importlib.util
+import io
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from matplotlib.text import Annotation
+from numpy.testing import assert_allclose
+from PIL import Image
+
+from decompkit import dag, examples, markov
+from decompkit import reliability as rel
+from decompkit import scheduler as sc
+from decompkit.plots.dag import plot_dag
+from decompkit.widgets import (
+    DagExplorer,
+    HorizonExplorer,
+    ReliabilityExplorer,
+    TraceStepper,
+    dag_explorer,
+    horizon_explorer,
+    reliability_explorer,
+    trace_stepper,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+# Exact lecture figures are printed to 3 or 4 decimals; compare within half a unit of the last.
+TOL3 = 5e-4
+TOL4 = 5e-5
+
+
+def png(explorer) -> bytes:
+    return bytes(explorer.image.value)
+
+
+def pixels(explorer) -> np.ndarray:
+    with Image.open(io.BytesIO(png(explorer))) as image:
+        return np.asarray(image)
+
+
+def sliders(explorer):
+    return {name: c for name, c in explorer.controls.items() if hasattr(c, "min")}
+
+
+def other_value(control):
+    """A value of the slider's range different from its current value."""
+    value = control.min if control.value != control.min else control.max
+    return int(value) if isinstance(control.value, int) else value
+
+
+def figures_alive() -> int:
+    gc.collect()
+    return sum(isinstance(obj, Figure) for obj in gc.get_objects())
+
+
+@pytest.fixture(scope="module")
+def _reliability():
+    return reliability_explorer()
+
+
+@pytest.fixture(scope="module")
+def _horizon():
+    # Few runs per Monte Carlo point keep the button fast; the tolerance below allows for it.
+    return horizon_explorer(trials=400, seed=7)
+
+
+@pytest.fixture(scope="module")
+def _dag():
+    return dag_explorer("A", workers=2)
+
+
+def repaired_run():
+    """Example A with the first test run red and the code diagnosed as wrong."""
+    a = examples.coding_task()
+    return sc.run_with_repair(
+        a.graph,
+        a.durations,
+        workers=2,
+        step=sc.scripted({"run_tests": ["fail"]}),
+        faulty={"run_tests": "write_code"},
+    )
+
+
+@pytest.fixture(scope="module")
+def _trace():
+    return trace_stepper(repaired_run())
+
+
+def _reset(explorer, start):
+    with explorer._hold():  # one update for the lot
+        for name, value in start.items():
+            explorer.controls[name].value = value
+    explorer.update()
+    assert explorer.status.value == ""
+    return explorer
+
+
+@pytest.fixture
+def rel_ex(_reliability):
+    return _reset(_reliability, {"p": 0.9, "n": 10, "d": 0.8, "phi": 0.05, "kappa": 3})
+
+
+@pytest.fixture
+def dag_ex(_dag):
+    if _dag.controls["example"].value != "A":
+        _dag.controls["example"].value = "A"
+    start = {f"duration {n}": d for n, d in examples.coding_task().durations.items()}
+    start.update(workers=2, spurious_edge=False)
+    return _reset(_dag, start)
+
+
+@pytest.fixture
+def trace_ex(_trace):
+    return _reset(_trace, {"event": 0})
+
+
+@pytest.fixture
+def hor_ex(_horizon):
+    _horizon.monte_carlo = None
+    return _reset(_horizon, {"p": 0.95, "q": 0.5, "n": 50, "budget_factor": 2.0})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reliability explorer
+# ---------------------------------------------------------------------------------------------
+
+
+def _reliability_curves(ex):
+    c = {k: v.value for k, v in ex.controls.items()}
+    m = ex.steps
+    return {
+        "bare": rel.chain_success(c["p"], m),
+        "one_retry": rel.chain_success(rel.checked_step_fallible(c["p"], c["d"], c["phi"]), m),
+        "until_pass": rel.chain_success(rel.checked_step_limit(c["p"], c["d"]), m),
+        "kappa": rel.chain_success(rel.perfect_check_attempts(c["p"], c["kappa"]), m),
+    }
+
+
+@pytest.mark.parametrize(
+    "name, value", [("p", 0.8), ("n", 25), ("d", 0.3), ("phi", 0.4), ("kappa", 7)]
+)
+def test_reliability_each_slider_redraws(rel_ex, name, value):
+    before_png, before_text = png(rel_ex), rel_ex.readout.value
+    before_renders = rel_ex.renders
+    rel_ex.controls[name].value = value
+    assert rel_ex.renders == before_renders + 1
+    assert png(rel_ex) != before_png
+    assert rel_ex.readout.value != before_text
+    expected = _reliability_curves(rel_ex)
+    for key, line in rel_ex.lines.items():
+        assert_allclose(line.get_ydata(), expected[key], rtol=0, atol=1e-15)
+    n = rel_ex.controls["n"].value
+    assert list(rel_ex.marker.get_xdata()) == [n, n]
+    assert f"chain of n = {n}" in rel_ex.readout.value
+    d, phi = rel_ex.controls["d"].value, rel_ex.controls["phi"].value
+    assert list(rel_ex.point.get_xdata()) == [d] and list(rel_ex.point.get_ydata()) == [phi]
+
+
+def test_reliability_p_moves_the_d_phi_shading_and_its_scale(rel_ex):
+    rel_ex.controls["p"].value = 0.7
+    d, phi = rel_ex._plane_d, rel_ex._plane_phi
+    gain = rel.checked_step_fallible(0.7, d, phi) - 0.7
+    assert_allclose(np.asarray(rel_ex.plane.get_array()).reshape(gain.shape), gain, atol=1e-15)
+    # The colour scale is symmetric about 0 with the largest gain p (1 - p) at d - phi = 1.
+    assert_allclose(rel_ex.plane.get_clim(), (-0.21, 0.21), atol=1e-12)
+    assert rel_ex.plane_title.get_text().endswith("(p = 0.7)")
+
+
+def test_reliability_lecture_figures(rel_ex):
+    rel_ex.controls["d"].value = 1.0
+    rel_ex.controls["phi"].value = 0.0
+    rel_ex.controls["kappa"].value = 2
+    curves = rel_ex.values["curves"]
+    assert_allclose(curves["bare"][10], 0.3487, atol=TOL4)  # 0.9^10
+    assert_allclose(curves["one_retry"][10], 0.904, atol=TOL3)  # per-step check, d = 1
+    assert_allclose(curves["until_pass"][10], 1.0, atol=1e-12)  # p'_inf = 1 at d = 1
+    assert_allclose(rel_ex.values["rates"]["kappa"], 0.99, atol=1e-12)  # 1 - 0.1^2
+    assert "E[attempts] = 1.1111" in rel_ex.readout.value  # 1 / 0.9
+    rel_ex.controls["p"].value = 0.8
+    assert_allclose(rel_ex.values["curves"]["bare"][10], 0.1074, atol=TOL4)
+
+
+def test_reliability_says_whether_the_check_helps(rel_ex):
+    assert "helps (d &gt; φ)" in rel_ex.readout.value
+    rel_ex.controls["phi"].value = 0.9
+    assert "does not help (d ≤ φ)" in rel_ex.readout.value
+    assert not rel_ex.values["helps"]
+    # d = phi: the one-retry curve coincides with the bare chain.
+    rel_ex.controls["d"].value = 0.9
+    assert_allclose(rel_ex.lines["one_retry"].get_ydata(), rel_ex.lines["bare"].get_ydata())
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"p": 1.2}, r"p must be in \[0, 1\], got 1.2"),
+        ({"d": -0.1}, r"d must be in \[0, 1\], got -0.1"),
+        ({"phi": float("nan")}, r"phi must be in \[0, 1\], got nan"),
+        ({"n": 0}, r"n must be in \[1, 50\], got 0"),
+        ({"n": 60}, r"n must be in \[1, 50\], got 60"),
+        ({"n": 2.5}, r"n must be an integer, got 2.5"),
+        ({"kappa": 11}, r"kappa must be in \[1, 10\], got 11"),
+        ({"p": "0.9"}, r"p must be a number, got '0.9'"),
+        ({"n_max": 0}, r"n_max must be an integer >= 1, got 0"),
+        ({"kappa_max": True}, r"kappa_max must be an integer >= 1, got True"),
+    ],
+)
+def test_reliability_rejects_bad_start_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        reliability_explorer(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Horizon explorer
+# ---------------------------------------------------------------------------------------------
+
+
+def _budgets(ex):
+    return np.rint(ex.controls["budget_factor"].value * ex.ns).astype(int)
+
+
+@pytest.mark.parametrize(
+    "name, value", [("p", 0.9), ("q", 0.8), ("n", 120), ("budget_factor", 1.5)]
+)
+def test_horizon_each_slider_redraws(hor_ex, name, value):
+    before_png, before_text = png(hor_ex), hor_ex.readout.value
+    hor_ex.controls[name].value = value
+    assert png(hor_ex) != before_png
+    assert hor_ex.readout.value != before_text
+    c = {k: w.value for k, w in sliders(hor_ex).items()}
+    p, q, n, gamma = c["p"], c["q"], c["n"], c["budget_factor"]
+    budget = round(gamma * n)
+    expected = markov.success_exact(hor_ex.ns, p, q, _budgets(hor_ex))
+    assert_allclose(hor_ex.success_line.get_ydata(), expected, rtol=1e-13, atol=0)
+    for line, ref_q in zip(hor_ex.reference_lines, hor_ex.reference_qs, strict=True):
+        assert_allclose(
+            line.get_ydata(), markov.success_exact(hor_ex.ns, p, ref_q, _budgets(hor_ex))
+        )
+    qs = hor_ex.sweep_line.get_xdata()
+    assert_allclose(hor_ex.sweep_line.get_ydata(), markov.success_exact(n, p, qs, budget))
+    assert_allclose(hor_ex.grounded_line.get_ydata(), markov.grounded_survival(hor_ex.rounds, p, q))
+    assert list(hor_ex.n_marker.get_xdata()) == [n, n]
+    assert list(hor_ex.q_marker.get_xdata()) == [q, q]
+    assert list(hor_ex.budget_marker.get_xdata()) == [budget, budget]
+    assert f"At n = {n} with B = {budget} rounds" in hor_ex.readout.value
+    assert f"| {q:.2f} |" in hor_ex.readout.value  # the reference-table row of the current q
+
+
+def test_horizon_reproduces_the_reference_table(hor_ex):
+    # Lecture table, p = 0.95, B = 2n: success at n = 10, 25, 50, 100, 200.
+    table = {
+        0.0: [0.599, 0.277, 0.077, 0.006, 0.000],
+        0.5: [0.771, 0.522, 0.273, 0.074, 0.006],
+        0.9: [0.949, 0.877, 0.769, 0.592, 0.350],
+        1.0: [1.000, 1.000, 1.000, 1.000, 1.000],
+    }
+    half_life = {0.0: "13.5", 0.5: "27.4", 0.9: "138.3", 1.0: "inf"}
+    collapse = {0.0: "15", 0.5: "30", 0.9: "135", 1.0: ">200"}
+    index = np.array([10, 25, 50, 100, 200]) - 1
+    for q, row in table.items():
+        hor_ex.controls["q"].value = q
+        assert_allclose(hor_ex.success_line.get_ydata()[index], row, atol=TOL3)
+        table_text = html.unescape(hor_ex.readout.value.split("<pre>")[1].split("</pre>")[0])
+        cells = table_text.splitlines()[2]
+        cells = [cell.strip() for cell in cells.strip("|").split("|")]
+        assert cells[-2:] == [collapse[q], half_life[q]]
+    # The grounded survival after 100 rounds at q = 0.9: 0.6058.
+    hor_ex.controls["q"].value = 0.9
+    assert_allclose(hor_ex.grounded_line.get_ydata()[100], 0.6058, atol=TOL4)
+    # Half-life markers sit on g = 1/2 at the grounded half-life.
+    assert_allclose(hor_ex.half_life_points[-1].get_xdata(), [138.3], atol=0.05)
+    assert "1/p = 1.053" in hor_ex.readout.value
+
+
+def test_horizon_half_life_marker_disappears_when_infinite(hor_ex):
+    hor_ex.controls["q"].value = 1.0
+    assert len(hor_ex.half_life_points[-1].get_xdata()) == 0
+    hor_ex.controls["q"].value = 0.0
+    assert_allclose(hor_ex.half_life_points[-1].get_xdata(), [13.51], atol=0.01)
+
+
+def test_horizon_monte_carlo_button(hor_ex):
+    before = png(hor_ex)
+    hor_ex.controls["monte_carlo"].click()
+    assert hor_ex.progress.value == hor_ex.progress.max == len(hor_ex.mc_qs)
+    assert png(hor_ex) != before
+    estimate = hor_ex.mc_points.get_ydata()
+    assert_allclose(hor_ex.mc_points.get_xdata(), np.linspace(0, 1, 11))
+    exact = markov.success_exact(50, 0.95, hor_ex.mc_qs, 100)
+    # 400 runs per point: the standard error is at most 0.025; 0.1 is four of them.
+    assert np.all(np.abs(estimate - exact) < 0.1)
+    segments = hor_ex.mc_bars.get_segments()
+    assert len(segments) == 11
+    assert all(seg[0, 1] <= est <= seg[1, 1] for seg, est in zip(segments, estimate, strict=True))
+    assert "400 runs" in hor_ex.mc_label.value
+    # The same seed reproduces the points.
+    hor_ex.run_monte_carlo()
+    assert_allclose(hor_ex.mc_points.get_ydata(), estimate)
+    # q does not enter the simulated sweep: the points stay. n does: they go.
+    hor_ex.controls["q"].value = 0.3
+    assert len(hor_ex.mc_points.get_xdata()) == 11
+    hor_ex.controls["n"].value = 60
+    assert len(hor_ex.mc_points.get_xdata()) == 0
+    assert len(hor_ex.mc_bars.get_segments()) == 0
+
+
+def test_horizon_monte_carlo_error_is_shown(hor_ex, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("trials must be an integer >= 1, got 0")
+
+    monkeypatch.setattr(markov, "success_monte_carlo", broken)
+    hor_ex.run_monte_carlo()
+    assert "trials must be an integer &gt;= 1, got 0" in hor_ex.status.value
+    assert len(hor_ex.mc_points.get_xdata()) == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"q": 1.5}, r"q must be in \[0, 1\], got 1.5"),
+        ({"n": 201}, r"n must be in \[1, 200\], got 201"),
+        ({"budget_factor": 0.5}, r"budget_factor must be in \[1, 4\], got 0.5"),
+        ({"trials": 0}, r"trials must be an integer >= 1, got 0"),
+        ({"mc_points": 1}, r"mc_points must be an integer >= 2, got 1"),
+        ({"reference_qs": (0.5, 2.0)}, r"reference_qs must be in \[0, 1\], got 2.0"),
+        ({"seed": -1}, r"seed must be None, an integer >= 0 .*, got -1"),
+        ({"seed": "x"}, r"seed must be None, an integer >= 0 .*, got 'x'"),
+    ],
+)
+def test_horizon_rejects_bad_start_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        horizon_explorer(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# DAG explorer
+# ---------------------------------------------------------------------------------------------
+
+
+def _gantt_bars(ex):
+    """(start, width) of every bar of the Gantt panel, sorted."""
+    return sorted((p.get_x(), p.get_width()) for p in ex.gantt_ax.patches)
+
+
+def _dag_look(ax, graph):
+    """Per task its box text and edge colour, per edge its colour and width, and the title."""
+    boxes = {t.get_text().split("\n")[0]: t for t in ax.texts if not isinstance(t, Annotation)}
+    where = {tuple(b.get_position()): name for name, b in boxes.items()}
+    arrows = {
+        (where[tuple(a.xyann)], where[tuple(a.xy)]): a
+        for a in ax.texts
+        if isinstance(a, Annotation)
+    }
+    return (
+        {n: (b.get_text(), to_hex(b.get_bbox_patch().get_edgecolor())) for n, b in boxes.items()},
+        {
+            e: (to_hex(a.arrow_patch.get_edgecolor()), a.arrow_patch.get_linewidth())
+            for e, a in arrows.items()
+        },
+        ax.get_title(),
+    )
+
+
+@pytest.mark.parametrize("node", list(examples.coding_task().durations))
+def test_dag_each_duration_slider_redraws(dag_ex, node):
+    before_png, before_text = png(dag_ex), dag_ex.readout.value
+    slider = dag_ex.controls[f"duration {node}"]
+    slider.value = 7
+    assert png(dag_ex) != before_png
+    assert dag_ex.readout.value != before_text
+    a = examples.coding_task()
+    durations = a.with_duration(node, 7)
+    cp = dag.critical_path(a.graph, durations)
+    schedule = dag.list_schedule(a.graph, durations, 2)
+    assert dag_ex.values["critical_path"] == cp
+    assert dag_ex.values["schedule"] == schedule
+    assert dag_ex.node_boxes[node].get_text().endswith(f"d = 7, slack {cp.slack[node]:g}")
+    expected = sorted((schedule.start[v], d) for v, d in durations.items() if d > 0)
+    assert _gantt_bars(dag_ex) == expected
+    assert f"makespan {schedule.makespan:g} units" in dag_ex.readout.value
+
+
+def test_dag_in_place_restyle_matches_a_fresh_plot_dag(dag_ex):
+    """The texts and colours changed in place are those plot_dag would draw from scratch."""
+    a = examples.coding_task()
+    for node, value in [("write_tests", 9), ("fetch_data", 1), ("report", 0)]:
+        dag_ex.controls[f"duration {node}"].value = value
+        durations = {n: s.value for n, s in dag_ex.duration_sliders.items()}
+        fresh = plot_dag(a.graph, durations, labels=a.labels).axes[0]
+        assert _dag_look(dag_ex.dag_ax, a.graph) == _dag_look(fresh, a.graph)
+
+
+def test_dag_workers_slider_reschedules(dag_ex):
+    for workers in (1, 3):
+        dag_ex.controls["workers"].value = workers
+        schedule = dag_ex.values["schedule"]
+        assert schedule.workers == workers
+        labels = [t.get_text() for t in dag_ex.gantt_ax.get_yticklabels()]
+        assert labels == [f"worker {w + 1}" for w in range(workers)]
+    assert dag_ex.values["schedule"].makespan == 10
+    dag_ex.controls["workers"].value = 1
+    assert dag_ex.values["schedule"].makespan == 12  # serial
+
+
+def test_dag_lecture_figures_example_a(dag_ex):
+    cp = dag_ex.values["critical_path"]
+    assert (cp.makespan, cp.serial_time, cp.slack["write_tests"]) == (10, 12, 5)
+    assert cp.path == ["read_spec", "fetch_data", "write_code", "run_tests", "report"]
+    assert "10 units of 12 in total" in dag_ex.dag_ax.get_title()
+    dag_ex.controls["spurious_edge"].value = True  # fetch_data -> write_tests
+    cp = dag_ex.values["critical_path"]
+    assert (cp.makespan, cp.slack["write_tests"]) == (10, 2)
+    assert "fetch_data" in dag_ex.values["graph"]["write_tests"]
+    assert dag_ex.controls["coordination"].disabled and dag_ex.controls["resources"].disabled
+
+
+def test_dag_lecture_figures_example_b(dag_ex):
+    figure, alive = dag_ex.figure, figures_alive()
+    before = png(dag_ex)
+    dag_ex.controls["example"].value = "B"
+    assert dag_ex.figure is figure and figures_alive() == alive
+    assert png(dag_ex) != before
+    assert "duration read_spec" not in dag_ex.controls
+    assert set(dag_ex.duration_sliders) == set("FSRPEDAYV")
+    assert dag_ex.controls["spurious_edge"].disabled
+    dag_ex.controls["workers"].value = 4
+    cp = dag_ex.values["critical_path"]
+    assert (cp.serial_time, cp.makespan, cp.path) == (30, 18, list("FSEAYV"))
+    dag_ex.controls["duration D"].value = 3  # cutting D changes nothing
+    assert dag_ex.values["critical_path"].makespan == 18
+    dag_ex.controls["duration D"].value = 5
+    dag_ex.controls["duration E"].value = 6  # cutting E gives 16
+    assert dag_ex.values["critical_path"].makespan == 16
+    dag_ex.controls["duration E"].value = 8
+    dag_ex.controls["coordination"].value = True  # 34 work, 22 wall
+    cp, schedule = dag_ex.values["critical_path"], dag_ex.values["schedule"]
+    assert (cp.serial_time, cp.makespan, schedule.makespan) == (34, 22, 22)
+    assert_allclose(examples.speedup(30, schedule.makespan), 1.36, atol=0.005)
+    dag_ex.controls["resources"].value = True  # one tenant lock: 33 with coordination
+    assert dag_ex.values["schedule"].makespan == 33
+    dag_ex.controls["coordination"].value = False  # 29 without
+    assert dag_ex.values["schedule"].makespan == 29
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"example": "C"}, r"example must be one of \['A', 'B'\], got 'C'"),
+        ({"workers": 0}, r"workers must be in \[1, 6\], got 0"),
+        ({"workers": 2.0}, r"workers must be an integer, got 2.0"),
+    ],
+)
+def test_dag_rejects_bad_start_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        dag_explorer(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Trace stepper
+# ---------------------------------------------------------------------------------------------
+
+
+def test_trace_buttons_and_slider_step_through_events(trace_ex):
+    c = trace_ex.controls
+    n = len(trace_ex.events)
+    assert c["event"].max == n and c["back"].disabled and not c["forward"].disabled
+    images, tables = {png(trace_ex)}, {trace_ex.table.value}
+    for k in range(1, 6):
+        c["forward"].click()
+        assert c["event"].value == k
+        event = trace_ex.events[k - 1]
+        assert list(trace_ex.cursor.get_xdata()) == [event.time, event.time]
+        assert f"After event {k} of {n}" in trace_ex.dag_ax.get_title()
+        assert '<tr style="background:#FFE9B3;font-weight:bold"><td>' + str(k) in (
+            trace_ex.table.value
+        )
+        images.add(png(trace_ex))
+        tables.add(trace_ex.table.value)
+    assert len(tables) == 6  # every step changed the table
+    assert len(images) >= 4  # a verdict and its finish at the same time may look alike
+    c["back"].click()
+    assert c["event"].value == 4
+    c["event"].value = n
+    assert c["forward"].disabled and not c["back"].disabled
+    c["forward"].click()  # at the end: stays
+    assert c["event"].value == n
+
+
+def test_trace_states_follow_the_repaired_run(trace_ex):
+    c = trace_ex.controls
+    kinds = [(e.kind, e.node) for e in trace_ex.events]
+    states = trace_ex.values["states"]
+    assert states["read_spec"] == "ready" and states["report"] == "pending"
+    c["event"].value = kinds.index(("dispatch", "fetch_data")) + 1
+    assert trace_ex.values["states"]["fetch_data"] == "running"
+    c["event"].value = kinds.index(("fail", "run_tests")) + 1
+    states = trace_ex.values["states"]
+    assert states["run_tests"] == "failed" and states["report"] == "pending"
+    assert "write_code'" not in states  # not yet unrolled
+    c["event"].value = kinds.index(("block", "report")) + 1
+    assert trace_ex.values["states"]["report"] == "blocked"
+    c["event"].value = kinds.index(("unroll", "run_tests'")) + 1
+    states, graph = trace_ex.values["states"], trace_ex.values["graph"]
+    assert graph["report"] == ["run_tests'"] and graph["run_tests'"] == [
+        "write_code'",
+        "write_tests",
+    ]
+    assert set(trace_ex.node_boxes) == set(graph)  # the plan was redrawn with the copies
+    assert states["write_code'"] == "ready" and states["report"] == "pending"
+    assert states["run_tests"] == "failed"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        repaired_run,
+        lambda: sc.schedule(
+            examples.coding_task().graph,
+            examples.coding_task().durations,
+            workers=2,
+            step=sc.scripted({"write_tests": ["fail"]}),
+        ),
+        lambda: sc.schedule(
+            examples.migration().graph,
+            examples.migration().durations,
+            workers=3,
+            step=sc.scripted({"S": ["reject", "fail"]}, kappa=2),
+            onfail="drain",
+        ),
+    ],
+    ids=["repair", "stop", "drain"],
+)
+def test_trace_final_states_match_the_result(make):
+    result = make()
+    stepper = TraceStepper(result)
+    stepper.controls["event"].value = len(result.events)
+    states = stepper.values["states"]
+    by_state = {s: {n for n, v in states.items() if v == s} for s in set(states.values())}
+    assert by_state.get("done", set()) == set(result.done)
+    assert by_state.get("failed", set()) == set(result.failed)
+    assert by_state.get("blocked", set()) == set(result.blocked)
+    assert by_state.get("cancelled", set()) == set(result.cancelled)
+    assert "running" not in by_state
+    ready = set(dag.ready_set(result.graph, result.done, (), [*result.failed, *result.blocked]))
+    assert by_state.get("ready", set()) == ready - set(result.cancelled)
+
+
+def test_trace_of_an_empty_plan():
+    stepper = trace_stepper(sc.schedule({}, {}, workers=1))
+    assert stepper.controls["event"].max == 0
+    assert stepper.values["states"] == {}
+    assert "no events" in stepper.table.value
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((object(),), {}, r"result must be what decompkit.scheduler.schedule .*, got object"),
+        ((None,), {}, r"got NoneType"),
+        (
+            (sc.schedule({"a": []}, {"a": 1}, workers=1),),
+            {"window": 0},
+            r"window must be an integer >= 1, got 0",
+        ),
+    ],
+)
+def test_trace_rejects_bad_input(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        trace_stepper(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared behaviour
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["rel_ex", "hor_ex", "dag_ex", "trace_ex"])
+def any_ex(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_mimebundle_has_widget_png_and_text(any_ex):
+    bundle = any_ex._repr_mimebundle_()
+    assert set(bundle) >= {WIDGET_VIEW, "image/png", "text/plain"}
+    assert bundle[WIDGET_VIEW]["model_id"] == any_ex.widget.model_id
+    assert base64.b64decode(bundle["image/png"]) == png(any_ex)
+    assert "running Jupyter kernel" in bundle["text/plain"]
+
+
+def test_image_is_a_png_of_the_figure_size(any_ex):
+    data = png(any_ex)
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        width, height = any_ex.figure.get_size_inches() * any_ex.figure.dpi
+        assert image.size == (round(width), round(height))
+        assert image.mode == "RGB"
+
+
+def _share_of_pixels_unlike_a_full_draw(explorer) -> float:
+    """Share of pixels where the blitted image differs from one full draw of the figure.
+
+    Legends and spines are painted back from the background by design (a curve under a
+    semi-transparent legend is hidden rather than faint, the antialiased edge of a spine
+    meets the background): those boxes are left out.
+    """
+    fast = pixels(explorer)
+    layered = [artist for layer in explorer._layers for artist in layer]
+    try:
+        for artist in layered:
+            artist.set_animated(False)
+        explorer.figure.canvas.draw()  # one pass, same (frozen) layout
+        full = np.asarray(explorer.figure.canvas.buffer_rgba())[:, :, :3].copy()
+    finally:
+        for artist in layered:
+            artist.set_animated(True)
+    differs = np.any(fast != full, axis=-1)
+    height = differs.shape[0]
+    for x0, y0, x1, y1 in explorer._overlay_boxes():
+        differs[max(height - y1 - 1, 0) : height - y0 + 1, max(x0 - 1, 0) : x1 + 1] = False
+    return float(np.mean(differs))
+
+
+# Elsewhere, lines of equal zorder may stack in another order where they cross: up to 0.04 %
+# of the pixels here. A missing task box, label or curve changes 0.2 % or more.
+BLIT_TOLERANCE = 0.001
+
+
+def test_blitted_update_matches_a_full_redraw(any_ex):
+    """Cached background and layers plus repainted artists: the picture of a full draw."""
+    controls = sliders(any_ex)
+    start = {name: control.value for name, control in controls.items()}
+    for control in controls.values():  # jumps
+        control.value = other_value(control)
+    assert _share_of_pixels_unlike_a_full_draw(any_ex) < BLIT_TOLERANCE
+    for name, control in list(controls.items())[:3]:  # a step and back: from the caches
+        control.value = start[name]
+        control.value = min(control.value + control.step, control.max)
+        control.value = start[name]
+    assert _share_of_pixels_unlike_a_full_draw(any_ex) < BLIT_TOLERANCE
+
+
+def test_dag_boxes_are_patched_one_by_one(dag_ex):
+    """A non-critical duration changes its own box and the slack in others, not the path."""
+    slider = dag_ex.controls["duration write_tests"]
+    for value in (3, 4, 5, 4):
+        slider.value = value
+    assert dag_ex.node_boxes["write_tests"].get_text().endswith("d = 4, slack 3")
+    assert _share_of_pixels_unlike_a_full_draw(dag_ex) < BLIT_TOLERANCE
+    for workers in (3, 1):  # the Gantt chart's axes is a sprite too
+        dag_ex.controls["workers"].value = workers
+    assert _share_of_pixels_unlike_a_full_draw(dag_ex) < BLIT_TOLERANCE
+
+
+def test_trace_steps_match_a_full_redraw(trace_ex):
+    n = len(trace_ex.events)
+    for k in (*range(1, 8), *range(n - 14, n - 8), n):  # the repair round redraws the plan
+        trace_ex.controls["event"].value = k
+        if k in (7, n - 9, n):
+            assert _share_of_pixels_unlike_a_full_draw(trace_ex) < BLIT_TOLERANCE
+
+
+def test_no_pyplot_figures_and_one_figure_per_explorer(any_ex):
+    figure = any_ex.figure
+    alive = figures_alive()
+    for i in range(2):
+        for control in sliders(any_ex).values():
+            control.value = other_value(control) if i % 2 else control.min
+    assert plt.get_fignums() == []
+    assert any_ex.figure is figure
+    assert figures_alive() == alive
+
+
+def test_slider_ranges_keep_settings_valid(any_ex):
+    ranges = {
+        "p": (0, 1),
+        "q": (0, 1),
+        "d": (0, 1),
+        "phi": (0, 1),
+        "n": (1, np.inf),
+        "kappa": (1, np.inf),
+        "budget_factor": (1, np.inf),
+        "workers": (1, np.inf),
+        "event": (0, len(getattr(any_ex, "events", ()))),
+    }
+    with any_ex._hold():
+        for name, control in sliders(any_ex).items():
+            low, high = (0, np.inf) if name.startswith("duration ") else ranges[name]
+            assert low <= control.min < control.max <= high, name
+            control.value = control.max + 1  # a slider clamps: the setting stays valid
+            assert control.value == control.max
+            control.value = control.min - 1
+            assert control.value == control.min
+    assert any_ex.update() is True
+    assert any_ex.status.value == ""
+
+
+def test_controls_are_labelled(any_ex):
+    for name, control in any_ex.controls.items():
+        assert control.description, name
+        assert control.tooltip, name
+
+
+@pytest.mark.parametrize(
+    "kind, module, function, control, value",
+    [
+        ("rel_ex", rel, "checked_step_fallible", "p", 0.6),
+        ("hor_ex", markov, "success_exact", "p", 0.6),
+        ("dag_ex", dag, "critical_path", "workers", 3),
+        ("trace_ex", dag, "ready_set", "event", 3),
+    ],
+)
+def test_compute_errors_are_shown_not_swallowed(
+    request, monkeypatch, kind, module, function, control, value
+):
+    ex = request.getfixturevalue(kind)
+    before = png(ex)
+
+    def broken(*args, **kwargs):
+        raise ValueError("p must be in [0, 1], got 1.5")
+
+    monkeypatch.setattr(module, function, broken)
+    ex.controls[control].value = value
+    assert "p must be in [0, 1], got 1.5" in ex.status.value
+    assert png(ex) == before  # the last good picture stays
+    assert ex.update() is False
+    monkeypatch.undo()
+    assert ex.update() is True
+    assert ex.status.value == ""
+    assert png(ex) != before
+
+
+def test_explorer_classes_are_exported(rel_ex, hor_ex, dag_ex, trace_ex):
+    assert isinstance(rel_ex, ReliabilityExplorer) and isinstance(hor_ex, HorizonExplorer)
+    assert isinstance(dag_ex, DagExplorer) and isinstance(trace_ex, TraceStepper)
+
+
+def test_bench_quick_runs(capsys):
+    spec = importlib.util.spec_from_file_location(
+        "bench_widgets", ROOT / "bench" / "bench_widgets.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--quick", "--only", "reliability_explorer", "--only", "trace_stepper"])
+    out = capsys.readouterr().out
+    assert set(bench.EXPLORERS) >= {"reliability_explorer", "trace_stepper", "dag_explorer A"}
+    for name in ("reliability_explorer", "trace_stepper"):
+        assert f"{name} " in out
+    assert "horizon_explorer" not in out
+    assert "ratio" in out
+    assert plt.get_fignums() == []
