@@ -6,6 +6,9 @@
     python3 kit.py bench    the benchmarks in bench/ (extra arguments go to each script)
     python3 kit.py release  regenerate notebooks/ from solutions/ with nbgrader (never
                             overwrites a notebook edited since the last release)
+    python3 kit.py check NOTEBOOK...   run notebooks, report every check, exit 1 if any is off
+    python3 kit.py grade [--workers N]  autograde submitted/ into gradebook.db
+    python3 kit.py nbgrader ARGS...    any nbgrader command inside the kit's environment
 
 The environment lives in .venv next to this file. It is created when missing and
 (re)installed whenever pyproject.toml or the Python version changes; nothing asks a question.
@@ -87,6 +90,21 @@ def release(args: list[str]) -> int:
     return _run([str(PYTHON), "-m", "decompkit.course", "release", *args])
 
 
+def check(args: list[str]) -> int:
+    """Run notebooks and report each visible check; exits 1 unless all are on track."""
+    return _run([str(PYTHON), "-m", "decompkit.course", "check", *args])
+
+
+def nbgrader(args: list[str]) -> int:
+    """Any nbgrader command, run inside the kit's environment from the course root."""
+    return _run([str(PYTHON), "-m", "nbgrader", *args])
+
+
+def grade(args: list[str]) -> int:
+    """Autograde submitted/<student>/decomp/ into gradebook.db (see decompkit.grader)."""
+    return _run([str(PYTHON), "-m", "decompkit.grader", *args])
+
+
 def bench(args: list[str]) -> int:
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
@@ -95,7 +113,15 @@ def bench(args: list[str]) -> int:
     return status
 
 
-COMMANDS = {"lab": lab, "test": test, "bench": bench, "release": release}
+COMMANDS = {
+    "lab": lab,
+    "test": test,
+    "bench": bench,
+    "release": release,
+    "check": check,
+    "grade": grade,
+    "nbgrader": nbgrader,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -14,3 +14,11 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # A student cell that loops forever is interrupted after this many seconds.
 c.Execute.timeout = 30
+
+# Exploration cells (sliders, live figures) carry the tag "explore": autograding skips them,
+# so a widget can neither stall nor break grading. They define nothing later cells need.
+c.Execute.skip_cells_with_tag = "explore"
+
+# zip_collect: an LMS download unpacked into downloaded/decomp/extracted/ holds files named
+# <student>_<notebook>.ipynb, possibly inside folders.
+c.FileNameCollector.named_regexp = r"(?:.*/)?(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"

@@ -1,4 +1,4 @@
-"""Every released notebook runs top to bottom in a fresh kernel."""
+"""Every solution and released notebook runs top to bottom in a fresh kernel."""
 
 from pathlib import Path
 
@@ -7,22 +7,53 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASED = sorted((ROOT / "notebooks").rglob("*.ipynb"))
-RELEASED = [p for p in RELEASED if ".ipynb_checkpoints" not in p.parts]
 
 
-def test_there_are_notebooks_to_open():
-    assert RELEASED, "notebooks/ holds no notebook"
+def _notebooks(folder):
+    paths = sorted((ROOT / folder).rglob("*.ipynb"))
+    return [p for p in paths if ".ipynb_checkpoints" not in p.parts and ".edited-" not in p.name]
 
 
-@pytest.mark.parametrize("path", RELEASED, ids=lambda p: str(p.relative_to(ROOT)))
-def test_released_notebook_runs(path):
+SOLUTIONS = _notebooks("solutions")
+RELEASED = _notebooks("notebooks")
+
+
+def _run(path):
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
     client.execute()
-    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
-    assert not errors, errors
-    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
-    assert images, "no figure was rendered"
+    return nb
+
+
+def _outputs(nb, kind):
+    return [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == kind]
+
+
+def _graded(nb):
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+
+
+def test_there_are_notebooks():
+    assert SOLUTIONS and RELEASED
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_solution_notebook_passes_every_check(path):
+    nb = _run(path)
+    assert not _outputs(nb, "error"), _outputs(nb, "error")
+    for cell in _graded(nb):
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        assert "[ok]" in text and "not answered" not in text, (cell.metadata.nbgrader, text)
+
+
+@pytest.mark.parametrize("path", RELEASED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_released_notebook_runs_and_reports_unanswered(path):
+    nb = _run(path)
+    assert not _outputs(nb, "error"), _outputs(nb, "error")
+    graded = _graded(nb)
+    assert graded
+    for cell in graded:
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        assert "not answered yet" in text, (cell.metadata.nbgrader, text)

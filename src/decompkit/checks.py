@@ -19,6 +19,8 @@ import numpy as np
 __all__ = [
     "CheckFailed",
     "unanswered",
+    "not_yet",
+    "on_track",
     "as_number",
     "check_number",
     "check_choice",
@@ -51,12 +53,14 @@ def unanswered(answer) -> bool:
     return answer is None or answer is Ellipsis
 
 
-def _not_yet(name: str) -> bool:
+def not_yet(name: str) -> bool:
+    """Report ``name`` as not answered yet; returns False."""
     print(f"[ ] {name}: not answered yet - replace None with your answer and run the cell again.")
     return False
 
 
-def _on_track(name: str) -> bool:
+def on_track(name: str) -> bool:
+    """Report ``name`` as on track; returns True."""
     print(f"[ok] {name}: on track.")
     return True
 
@@ -137,10 +141,10 @@ def check_number(
     decompkit.checks.CheckFailed: p_n: multiply?
     """
     if unanswered(answer):
-        return _not_yet(name)
+        return not_yet(name)
     value = as_number(name, answer)
     if _close(value, expected, rtol, atol):
-        return _on_track(name)
+        return on_track(name)
     for hint, wrong in dict(mistakes).items():
         if not _close(expected, wrong, rtol, atol) and _close(value, wrong, rtol, atol):
             raise CheckFailed(name, hint)
@@ -164,14 +168,14 @@ def check_choice(name: str, answer, expected: str, choices: Iterable[str], hint:
     True
     """
     if unanswered(answer):
-        return _not_yet(name)
+        return not_yet(name)
     options = {_norm(c): c for c in choices}
     picked = _norm(answer)
     if picked not in options:
         raise CheckFailed(name, f"{answer!r} is not one of the choices {sorted(options.values())}")
     if picked != _norm(expected):
         raise CheckFailed(name, hint or "another choice fits better; reread the definitions")
-    return _on_track(name)
+    return on_track(name)
 
 
 def check_choices(
@@ -191,7 +195,7 @@ def check_choices(
     True
     """
     if unanswered(answer):
-        return _not_yet(name)
+        return not_yet(name)
     if not isinstance(answer, Mapping):
         raise CheckFailed(name, f"expected a dict from item to choice, got {type(answer).__name__}")
     hints = dict(hints or {})
@@ -207,7 +211,7 @@ def check_choices(
         details = "; ".join(f"{k}: {hints[k]}" for k in wrong if k in hints)
         message = f"{len(wrong)} of {len(expected)} off: {wrong}"
         raise CheckFailed(name, f"{message}. {details}" if details else message)
-    return _on_track(name)
+    return on_track(name)
 
 
 def check_order(name: str, answer, violations: Callable[[list], object]) -> bool:
@@ -217,13 +221,13 @@ def check_order(name: str, answer, violations: Callable[[list], object]) -> bool
     are missing or repeated) is the hint.
     """
     if unanswered(answer):
-        return _not_yet(name)
+        return not_yet(name)
     if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
         raise CheckFailed(name, f"expected a list of nodes, got {answer!r}")
     report = violations(list(answer))
     if report:
         raise CheckFailed(name, str(report))
-    return _on_track(name)
+    return on_track(name)
 
 
 def check_set(
@@ -235,12 +239,12 @@ def check_set(
     holds is reported, otherwise the missing and extra counts are.
     """
     if unanswered(answer):
-        return _not_yet(name)
+        return not_yet(name)
     if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
         raise CheckFailed(name, f"expected a set or list of nodes, got {answer!r}")
     got, want = set(answer), set(expected)
     if got == want:
-        return _on_track(name)
+        return on_track(name)
     for hint, applies in dict(hints).items():
         if applies(got):
             raise CheckFailed(name, hint)
@@ -250,9 +254,9 @@ def check_set(
 def check_sequence(name: str, answer, expected: list, hint: str = "") -> bool:
     """Check a sequence whose order matters (a path); lists and tuples are both accepted."""
     if unanswered(answer):
-        return _not_yet(name)
+        return not_yet(name)
     if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
         raise CheckFailed(name, f"expected a list, got {answer!r}")
     if list(answer) == list(expected):
-        return _on_track(name)
+        return on_track(name)
     raise CheckFailed(name, hint or "not the expected sequence")

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["generate", "release", "EditedNotebookError", "MANIFEST"]
+__all__ = ["generate", "release", "self_check", "EditedNotebookError", "MANIFEST"]
 
 MANIFEST = ".release-manifest.json"
 ASSIGNMENTS = ("decomp",)
@@ -130,13 +130,64 @@ def release(root: Path, *, force: bool = False) -> list[Path]:
     return written
 
 
+def self_check(path: Path, *, timeout: int = 60) -> dict[str, tuple[str, str]]:
+    """Run a notebook in a fresh kernel and read the verdict of each graded cell.
+
+    Returns ``{grade_id: (status, message)}`` with status ``"ok"``, ``"unanswered"`` or
+    ``"failed"`` (the check's hint, or the error it raised).
+    """
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(Path(path).parent)}},
+    )
+    client.execute()
+    verdicts = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade") or cell.cell_type != "code":
+            continue
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        if errors:
+            verdicts[meta["grade_id"]] = ("failed", f"{errors[0].ename}: {errors[0].evalue}")
+        elif "not answered yet" in text:
+            verdicts[meta["grade_id"]] = ("unanswered", "not answered yet")
+        else:
+            verdicts[meta["grade_id"]] = ("ok", "on track")
+    return verdicts
+
+
+def _check_command(paths: list[str]) -> int:
+    status = 0
+    for path in paths:
+        verdicts = self_check(Path(path))
+        print(f"{path}")
+        for grade_id, (state, message) in verdicts.items():
+            mark = {"ok": "ok  ", "unanswered": "todo", "failed": "FAIL"}[state]
+            print(f"  [{mark}] {grade_id}: {message}")
+            status |= state != "ok"
+    print("all checks on track" if not status else "some checks are not on track yet")
+    return int(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m decompkit.course")
     sub = parser.add_subparsers(dest="command", required=True)
     rel = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
     rel.add_argument("--force", action="store_true", help="replace edited notebooks (kept aside)")
     rel.add_argument("--root", default=".", help="course root (default: current folder)")
+    chk = sub.add_parser("check", help="run notebooks and report every visible check")
+    chk.add_argument("notebooks", nargs="+", help="notebook files to check")
     args = parser.parse_args(argv)
+    if args.command == "check":
+        return _check_command(args.notebooks)
     try:
         for path in release(Path(args.root), force=args.force):
             print(f"wrote {path}")

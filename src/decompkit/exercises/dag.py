@@ -1,0 +1,262 @@
+r"""Answer key and visible checks of the plan-DAG notebook (worked examples A and B).
+
+Orders are checked with :func:`decompkit.dag.order_violations`, so every valid order passes;
+a critical path passes when it follows edges and its durations add up to the makespan
+:math:`T_\infty = \max_v EF_v`; slack is :math:`LS_v - ES_v`; list schedules come from
+:func:`decompkit.dag.list_schedule` on ``P.workers`` workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import dag
+from ..checks import (
+    CheckFailed,
+    check_number,
+    check_order,
+    check_set,
+    not_yet,
+    on_track,
+    unanswered,
+)
+from ..examples import speedup
+from ..variants import DagParams
+
+__all__ = ["key", "check", "path_problems"]
+
+
+def key(P: DagParams) -> dict:
+    """Every answer of the notebook for the parameters ``P`` (paths: one valid choice).
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> k = key(params("dag"))
+    >>> k["makespan_a"], k["slack_a"], k["slack_spurious"], k["wall_coordinated"]
+    (10, 5, 2, 22)
+    >>> round(k["speedup_b"], 2), k["locked"], k["locked_coordinated"]
+    (1.36, 29, 33)
+    """
+    A, B = P.A, P.B
+    cp_a = dag.critical_path(A.graph, A.durations)
+    cp_spurious = dag.critical_path(A.with_edge(*A.spurious_edge), A.durations)
+    cp_b = dag.critical_path(B.graph, B.durations)
+    coordinated, durations = B.with_coordination()
+    wall = dag.list_schedule(coordinated, durations, P.workers).makespan
+    return {
+        "ready_now": set(dag.ready_set(A.graph, done=P.done, running=P.running)),
+        "n_orders_a": dag.count_topological_orders(A.graph),
+        "n_orders_b": dag.count_topological_orders(B.graph),
+        "makespan_a": cp_a.makespan,
+        "path_a": cp_a.path,
+        "slack_a": cp_a.slack[P.slack_node],
+        "path_b": cp_b.path,
+        "slack_spurious": cp_spurious.slack[P.slack_node],
+        "makespan_spurious": cp_spurious.makespan,
+        "wall_coordinated": wall,
+        "speedup_b": speedup(cp_b.serial_time, wall),
+        "locked": dag.list_schedule(
+            B.graph, B.durations, P.workers, resources=B.resources
+        ).makespan,
+        "locked_coordinated": dag.list_schedule(
+            coordinated, durations, P.workers, resources=B.resources
+        ).makespan,
+    }
+
+
+def path_problems(graph, durations, path) -> str:
+    """What keeps ``path`` from being a critical path of the graph ("" when it is one).
+
+    Any longest path passes, so a tie between two critical paths is never held against
+    an answer.
+
+    Examples
+    --------
+    >>> g = {"b": ["a"], "c": ["a"], "d": ["b", "c"]}
+    >>> d = {"a": 1, "b": 2, "c": 2, "d": 1}
+    >>> path_problems(g, d, ["a", "c", "d"]), path_problems(g, d, ("a", "b", "d"))
+    ('', '')
+    >>> path_problems(g, d, ["a", "d"])
+    "'a' -> 'd' is not an edge of the plan; a path follows edges"
+    """
+    path = list(path)
+    unknown = [v for v in path if v not in durations]
+    if unknown:
+        return f"not tasks of the plan: {unknown}"
+    if not path:
+        return "the path is empty"
+    for u, v in zip(path, path[1:], strict=False):
+        if u not in graph.get(v, ()):
+            return f"{u!r} -> {v!r} is not an edge of the plan; a path follows edges"
+    cp = dag.critical_path(graph, durations)
+    length = sum(durations[v] for v in path)
+    if length < cp.makespan:
+        if graph.get(path[0]):
+            return f"{path[0]!r} waits for other tasks: a critical path starts at a source"
+        if any(path[-1] in preds for preds in graph.values()):
+            return f"other tasks wait for {path[-1]!r}: a critical path ends at a sink"
+        return "a valid path, but not the longest: another chain of tasks takes more time"
+    return ""
+
+
+def _check_path(item: str, answer, graph, durations) -> bool:
+    if unanswered(answer):
+        return not_yet(item)
+    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+        raise CheckFailed(item, f"expected a list of tasks from source to sink, got {answer!r}")
+    path = list(answer)
+    if path and path[0] not in graph and path[-1] not in graph:
+        raise CheckFailed(item, f"not tasks of the plan: {path}")
+    report = path_problems(graph, durations, path)
+    if report and path_problems(graph, durations, path[::-1]) == "":
+        report = "reversed: write the path from the first task to the last"
+    if report:
+        raise CheckFailed(item, report)
+    return on_track(item)
+
+
+def _mistakes(item: str, P: DagParams) -> dict:
+    A, B = P.A, P.B
+    cp_a = dag.critical_path(A.graph, A.durations)
+    v = P.slack_node
+    if item in ("makespan_a", "makespan_spurious"):
+        graph = A.graph if item == "makespan_a" else A.with_edge(*A.spurious_edge)
+        cp = dag.critical_path(graph, A.durations)
+        return {
+            "that counts the tasks on the critical path; the makespan adds their durations": len(
+                cp.path
+            ),
+            "that counts all the tasks; the makespan is a duration": len(graph),
+            "that is the serial time (one worker); with unlimited workers only the longest "
+            "path counts": cp.serial_time,
+        }
+    if item == "slack_a":
+        return {
+            "you subtracted the earliest finish; slack is latest start minus earliest start": (
+                cp_a.latest_start[v] - cp_a.earliest_finish[v]
+            ),
+            "the tasks after it still need their time: its latest finish is not the makespan": (
+                cp_a.makespan - cp_a.earliest_finish[v]
+            ),
+            "only tasks on the critical path have no slack": 0,
+        }
+    if item == "slack_spurious":
+        return {
+            "the new edge delays its earliest start: recompute ES and LS": cp_a.slack[v],
+            "you subtracted the earliest finish; slack is latest start minus earliest start": (
+                _spurious(P).latest_start[v] - _spurious(P).earliest_finish[v]
+            ),
+        }
+    if item == "n_orders_a":
+        return {"that is every permutation; most of them break an edge": _factorial(len(A.graph))}
+    if item == "n_orders_b":
+        gens = dag.generations(B.graph)
+        widest = max(gens, key=len)
+        return {
+            "that is every permutation; most of them break an edge": _factorial(len(B.graph)),
+            "the widest layer is not the only freedom: a task without predecessors may also "
+            "slide between others": _factorial(len(widest)),
+        }
+    cp_b = dag.critical_path(B.graph, B.durations)
+    coordinated, durations = B.with_coordination()
+    wall = dag.list_schedule(coordinated, durations, P.workers).makespan
+    work = sum(durations.values())
+    if item == "wall_coordinated":
+        return {
+            "without the coordination node: add it before the fan-out": dag.list_schedule(
+                B.graph, B.durations, P.workers
+            ).makespan,
+            "that is the total work with coordination (one worker)": work,
+            "that is the serial time of the original list": cp_b.serial_time,
+        }
+    if item == "speedup_b":
+        return {
+            "inverted: speed-up is serial time divided by wall time": wall / cp_b.serial_time,
+            "the serial reference is the original list, without the coordination slots": (
+                work / wall
+            ),
+            "the wall time includes the coordination tax": cp_b.serial_time / cp_b.makespan,
+        }
+    if item in ("locked", "locked_coordinated"):
+        graph, durs = (B.graph, B.durations) if item == "locked" else (coordinated, durations)
+        return {
+            "the lock serialises the patches: they may no longer overlap": dag.list_schedule(
+                graph, durs, P.workers
+            ).makespan,
+        }
+    return {}
+
+
+def _spurious(P: DagParams):
+    A = P.A
+    return dag.critical_path(A.with_edge(*A.spurious_edge), A.durations)
+
+
+def _factorial(n: int) -> int:
+    out = 1
+    for k in range(2, n + 1):
+        out *= k
+    return out
+
+
+def check(item: str, answer, P: DagParams) -> bool:
+    """Visible check of one answer of the notebook.
+
+    Items: ``"order_a"`` (any topological order of example A), ``"ready_now"``, ``"path_a"``,
+    ``"path_b"`` (any critical path), and the numbers of :func:`key`.
+
+    Raises
+    ------
+    decompkit.checks.CheckFailed
+        When the answer is off, with a hint naming the likely mistake.
+    ValueError
+        When ``item`` is not an item of this notebook.
+    """
+    A, B = P.A, P.B
+    if item == "order_a":
+        return check_order(item, answer, lambda order: dag.order_violations(A.graph, order))
+    if item in ("path_a", "path_b"):
+        ex = A if item == "path_a" else B
+        return _check_path(item, answer, ex.graph, ex.durations)
+    expected = key(P)
+    if item == "ready_now":
+        if not unanswered(answer) and (
+            isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable)
+        ):
+            raise CheckFailed(item, f"expected a set of tasks, got {answer!r}")
+        done, running = set(P.done), set(P.running)
+        want = expected[item]
+        return check_set(
+            item,
+            answer,
+            want,
+            hints={
+                "a running task is not ready: it has already been dispatched": (
+                    lambda got: bool(got & running)
+                ),
+                "a finished task is not ready again": lambda got: bool(got & done),
+                "a task is ready only when every one of its predecessors is done": (
+                    lambda got: bool(got - want)
+                ),
+                "a task whose predecessors are all done is missing": lambda got: got < want,
+            },
+        )
+    if item not in expected:
+        raise ValueError(
+            f"item must be one of {sorted({'order_a', 'path_a', 'path_b', *expected})}, "
+            f"got {item!r}"
+        )
+    if item == "speedup_b":
+        return check_number(
+            item,
+            answer,
+            expected[item],
+            rtol=5e-3,
+            mistakes=_mistakes(item, P),
+            bounds=(0.0, float(P.workers)),
+            bounds_hint="m workers cannot finish more than m times faster than one",
+        )
+    return check_number(
+        item, answer, expected[item], rtol=0, atol=1e-9, mistakes=_mistakes(item, P)
+    )

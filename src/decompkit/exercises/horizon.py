@@ -1,0 +1,130 @@
+"""Answer key and visible checks of the long-horizon notebook (the audited Markov chain)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import markov
+from ..checks import CheckFailed, check_number, not_yet, on_track, unanswered
+from ..variants import HorizonParams
+
+__all__ = ["key", "check", "check_matrix"]
+
+
+def key(P: HorizonParams) -> dict[str, float | int | None]:
+    """Every numeric answer of the notebook for the parameters ``P``.
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> round(key(params("horizon"))["success"], 3)
+    0.273
+    """
+    return {
+        "escape_rate": (1 - P.p) * (1 - P.q),
+        "success": markov.success_exact(P.n, P.p, P.q, P.budget),
+        "success_no_audit": markov.success_exact(P.n, P.p, 0.0, P.budget),
+        "grounded": markov.grounded_survival(P.t, P.p, P.q),
+        "grounded_half_life": markov.grounded_half_life(P.p, P.q),
+        "collapse": markov.collapse_horizon(P.p, P.q, P.budget_factor),
+        "min_budget_factor": markov.min_budget_factor(P.p),
+    }
+
+
+def _mistakes(item: str, P: HorizonParams) -> dict[str, float]:
+    p, q, n, B, t = P.p, P.q, P.n, P.budget, P.t
+    lam = (1 - p) * (1 - q)
+    return {
+        "escape_rate": {
+            "that is the rate of caught errors (1-p) q; the escape is an error the audit misses": (
+                (1 - p) * q
+            ),
+            "an escape needs an error first: multiply by (1 - p)": 1 - q,
+        },
+        "success": {
+            "that is p**n, the chain with no audit; here caught errors are retried": p**n,
+            "one round short: the budget allows B rounds, and (e_0 P^B) needs exactly B": (
+                markov.success_exact(n, p, q, B - 1)
+            ),
+        },
+        "success_no_audit": {
+            "with q = 0 every error corrupts: the budget does not matter, the answer is p**n": (
+                markov.success_exact(n, p, q, B)
+            ),
+        },
+        "grounded": {
+            "grounded means no escape yet: (1 - lambda)**t, not 1 - lambda t": 1 - lam * t,
+            "that is p**t; a caught error keeps the state grounded": p**t,
+        },
+        "grounded_half_life": {
+            "that is the approximation ln 2 / lambda; use -ln(1 - lambda)": math.log(2) / lam,
+            "you used the chain's half-life ln 2 / -ln p, which ignores the audit": (
+                math.log(2) / -math.log(p)
+            ),
+        },
+        "min_budget_factor": {
+            "a verified subtask costs 1/p rounds on average, not p": p,
+        },
+    }.get(item, {})
+
+
+def check(item: str, answer, P: HorizonParams) -> bool:
+    """Visible check of one numeric answer (see :func:`key` for the items).
+
+    Raises
+    ------
+    decompkit.checks.CheckFailed
+        When the answer is off, with a hint naming the likely mistake.
+    ValueError
+        When ``item`` is not an item of this notebook.
+    """
+    expected = key(P)
+    if item not in expected:
+        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    if item == "collapse":
+        if unanswered(answer):
+            return not_yet(item)
+        if expected[item] is None:
+            if answer is not False:
+                raise CheckFailed(item, "nothing on the grid collapses here: answer False")
+            return on_track(item)
+        grid_hint = "the grid is 5, 10, ..., 200; success must be *below* the threshold"
+        return check_number(
+            item,
+            answer,
+            expected[item],
+            rtol=0,
+            atol=0.5,
+            mistakes={grid_hint: expected[item] - 5},
+            bounds=(5, 200),
+            bounds_hint=grid_hint,
+        )
+    bounds = (1.0, math.inf) if item == "min_budget_factor" else (0.0, math.inf)
+    if item not in ("grounded_half_life", "min_budget_factor"):
+        bounds = (0.0, 1.0)
+    return check_number(item, answer, expected[item], mistakes=_mistakes(item, P), bounds=bounds)
+
+
+def check_matrix(answer, P: HorizonParams) -> bool:
+    """Visible check of the transition matrix built by hand for ``P.n_small`` subtasks."""
+    name = "T_small"
+    if unanswered(answer):
+        return not_yet(name)
+    want = markov.transition_matrix(P.n_small, P.p, P.q)
+    got = np.asarray(answer, dtype=float)
+    if got.shape != want.shape:
+        raise CheckFailed(name, f"expected shape {want.shape} (states 0..n and C), got {got.shape}")
+    sums = got.sum(axis=1)
+    bad = np.flatnonzero(~np.isclose(sums, 1.0))
+    if bad.size:
+        row = int(bad[0])
+        raise CheckFailed(name, f"row {row} sums to {sums[row]:.4g}, expected 1")
+    if not np.isclose(got[-1, -1], 1.0) or not np.isclose(got[-2, -2], 1.0):
+        raise CheckFailed(name, "the done state n and the corrupted state C must absorb")
+    if np.allclose(got, want.T):
+        raise CheckFailed(name, "transposed: row i holds the moves *out of* state i")
+    if not np.allclose(got, want, atol=1e-9):
+        raise CheckFailed(name, "a move is off: advance p, stay (1-p) q, corrupt (1-p)(1-q)")
+    return on_track(name)

@@ -1,0 +1,402 @@
+r"""Answer key and visible checks of the plans-as-objects notebook, and its bank of plans.
+
+A placement of an architecture is graded cell by cell with
+:func:`decompkit.architectures.grade_placement`. A generated plan :math:`\{s_i\}` is checked
+with :func:`decompkit.plan.validate_plan`; its edges are read off the placeholders
+(:math:`s_j \to s_i` when the arguments of :math:`s_i` name :math:`s_j`) and compared with
+``depends_on`` by :func:`decompkit.plan.edge_contradictions`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+
+from .. import architectures
+from ..checks import CheckFailed, check_set, not_yet, on_track, unanswered
+from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
+from ..variants import PlansParams
+
+__all__ = [
+    "PLANS",
+    "PROBLEM_KINDS",
+    "plan",
+    "steps_table",
+    "problems",
+    "key",
+    "check",
+    "check_placement",
+    "check_edges",
+    "check_repair",
+]
+
+#: The kinds of problem :func:`decompkit.plan.validate_plan` reports about a plan's structure.
+PROBLEM_KINDS = (
+    "malformed",
+    "size",
+    "duplicate_id",
+    "unknown_tool",
+    "unknown_dependency",
+    "cycle",
+)
+
+
+def _step(sid, tool, args, depends_on=()):
+    return {"id": sid, "tool": tool, "args": args, "depends_on": list(depends_on)}
+
+
+#: Plans a model might write, as data. Read one with :func:`plan`, which returns a copy.
+PLANS = {
+    # A comparison of GPU prices, with a misspelt tool, a cycle and a dependency on a step
+    # that does not exist.
+    "price_check": {
+        "goal": "Is the new GPU cheaper at shop A or at shop B?",
+        "steps": [
+            _step("s1", "search", {"query": "GPU X price shop A"}),
+            _step("s2", "fetch_page", {"url": "$1"}, ["s1"]),
+            _step("s3", "sumarise", {"text": "$2"}, ["s2"]),
+            _step("s4", "compare", {"a": "$3", "b": "$5"}, ["s3", "s5"]),
+            _step("s5", "search", {"query": "GPU X price shop B"}, ["s4"]),
+            _step("s6", "write_answer", {"draft": "$4"}, ["s4", "s7"]),
+        ],
+    },
+    # Release notes from a changelog, with a cycle of four steps and a step waiting on it.
+    "release_notes": {
+        "goal": "Write the release notes of version 2.0.",
+        "steps": [
+            _step("s1", "search", {"query": "changelog 2.0"}),
+            _step("s2", "fetch_page", {"url": "$1"}, ["s1"]),
+            _step("s3", "summarise", {"text": "$2", "style": "$6"}, ["s2", "s6"]),
+            _step("s4", "compare", {"a": "$3", "b": "previous notes"}, ["s3"]),
+            _step("s5", "summarise", {"text": "$4"}, ["s4"]),
+            _step("s6", "fetch_page", {"url": "style guide linked in $5"}, ["s5"]),
+            _step("s7", "write_answer", {"draft": "$4"}, ["s4"]),
+        ],
+    },
+    # ReWOO style: evidence variables #E1, #E2, ... name the steps.
+    "two_cities": {
+        "goal": "Which city is larger, Lyon or Marseille, and who is its mayor?",
+        "steps": [
+            {"id": "E1", "tool": "search", "args": "population of Lyon"},
+            {"id": "E2", "tool": "search", "args": "population of Marseille"},
+            {"id": "E3", "tool": "compare", "args": "#E1 against #E2"},
+            {"id": "E4", "tool": "search", "args": "mayor of the larger city in #E3"},
+            {"id": "E5", "tool": "write_answer", "args": ["#E4", "figures: #E1, #E2"]},
+        ],
+    },
+    # LLMCompiler style: $k names the k-th task; depends_on disagrees with the arguments.
+    "supplier_quotes": {
+        "goal": "Which supplier quotes less for 500 units, and by how much?",
+        "steps": [
+            _step("t1", "search", {"query": "supplier P quote 500 units"}),
+            _step("t2", "search", {"query": "supplier Q quote 500 units"}),
+            _step("t3", "fetch_page", {"url": "$1"}, ["t1", "t2"]),
+            _step("t4", "fetch_page", {"url": "$2"}, ["t2"]),
+            _step("t5", "compare", {"a": "$3", "b": "$4"}, ["t3"]),
+            _step("t6", "write_answer", {"draft": "$5", "sources": ["$3", "${4}"]}, ["t5", "t4"]),
+        ],
+    },
+}
+
+
+def plan(name: str) -> dict:
+    """A fresh copy of the plan ``name`` of :data:`PLANS` (edit it freely).
+
+    Raises
+    ------
+    ValueError
+        If there is no plan of that name.
+
+    Examples
+    --------
+    >>> [s["id"] for s in plan("two_cities")["steps"]]
+    ['E1', 'E2', 'E3', 'E4', 'E5']
+    """
+    if name not in PLANS:
+        raise ValueError(f"plan must be one of {sorted(PLANS)}, got {name!r}")
+    return copy.deepcopy(PLANS[name])
+
+
+def problems(name: str, P: PlansParams) -> list:
+    """Every problem :func:`decompkit.plan.validate_plan` finds in the plan ``name`` (or [])."""
+    try:
+        validate_plan(plan(name), P.tools, max_steps=P.max_steps)
+    except PlanError as error:
+        return error.problems
+    return []
+
+
+def _cycle(name: str, P: PlansParams) -> set:
+    return {s for p in problems(name, P) if p.kind == "cycle" for s in p.steps}
+
+
+def _contradictions(name: str, kind: str) -> set:
+    return {p.steps for p in edge_contradictions(plan(name)) if p.kind == kind}
+
+
+def key(P: PlansParams) -> dict:
+    """Every answer of the notebook for the parameters ``P`` (placements excepted).
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> k = key(params("plans"))
+    >>> sorted(k["kinds_a"]), sorted(k["cycle_b"])
+    (['cycle', 'unknown_dependency', 'unknown_tool'], ['s3', 's4', 's5', 's6'])
+    >>> k["rewoo_edges"]["E5"], sorted(k["reads_unlisted"])
+    (('E4', 'E1', 'E2'), [('t5', 't4'), ('t6', 't3')])
+    """
+    return {
+        "kinds_a": {p.kind for p in problems(P.plan_kinds, P)},
+        "cycle_b": _cycle(P.plan_cycle, P),
+        "rewoo_edges": placeholder_edges(plan(P.plan_rewoo)),
+        "reads_unlisted": _contradictions(P.plan_compiler, "placeholder_without_dependency"),
+        "listed_unread": _contradictions(P.plan_compiler, "dependency_without_placeholder"),
+    }
+
+
+def check_placement(architecture: str, answer) -> bool:
+    """Visible check of one architecture's placement on the seven dimensions.
+
+    Every wrong cell is named with a hint that points at the deciding fact; the expected
+    choice is never shown.
+
+    Examples
+    --------
+    >>> check_placement("ReWOO", architectures.placement("ReWOO"))
+    [ok] ReWOO: on track.
+    True
+    """
+    name = architecture
+    if unanswered(answer):
+        return not_yet(name)
+    if not isinstance(answer, Mapping):
+        raise CheckFailed(name, f"expected a dict {{dimension: choice}}, got {answer!r}")
+    try:
+        grades = architectures.grade_placement(architecture, answer)
+    except ValueError as error:
+        raise CheckFailed(name, str(error)) from None
+    wrong = {dim: g for dim, g in grades.items() if not g.correct}
+    if wrong:
+        lines = "\n".join(f"  - {dim}: {g.hint}" for dim, g in wrong.items())
+        raise CheckFailed(name, f"{len(wrong)} of {len(grades)} cells off:\n{lines}")
+    return on_track(name)
+
+
+def _kind_hints(expected: set) -> dict:
+    hints = {}
+    for kind, hint in (
+        ("cycle", "follow depends_on from step to step: does some path come back to its start?"),
+        ("unknown_tool", "compare every tool name, letter by letter, with P.tools"),
+        ("unknown_dependency", "does every id listed in depends_on name a step of the plan?"),
+        ("duplicate_id", "is every id used once?"),
+    ):
+        if kind in expected:
+            hints[f"a problem is missing: {hint}"] = lambda got, kind=kind: kind not in got
+    hints["one of these kinds does not occur in this plan; the validator would not report it"] = (
+        lambda got: not got <= expected
+    )
+    return hints
+
+
+def _cycle_hints(name: str, P: PlansParams, expected: set) -> dict:
+    steps = plan(name)["steps"]
+    ids = {s["id"] for s in steps}
+    graph = {s["id"]: [d for d in s["depends_on"] if d in ids] for s in steps}
+    from ..dag import descendants
+
+    downstream = descendants(graph, list(expected)) - expected
+    return {
+        "a step that waits on the cycle is stuck too, but it is not on the cycle: from it "
+        "you cannot get back to itself": lambda got: bool(got & downstream),
+        "a step the cycle waits on is not on the cycle either": lambda got: bool(
+            got - expected - downstream
+        ),
+        "the cycle is longer: keep following depends_on until you come back to the start": (
+            lambda got: got < expected
+        ),
+    }
+
+
+def check(item: str, answer, P: PlansParams) -> bool:
+    """Visible check of one set-valued answer: ``"kinds_a"``, ``"cycle_b"``, ``"reads_unlisted"``
+    or ``"listed_unread"`` (see :func:`check_edges` and :func:`check_repair` for the others).
+
+    Raises
+    ------
+    decompkit.checks.CheckFailed
+        When the answer is off, with a hint naming the likely mistake.
+    ValueError
+        When ``item`` is not one of these items.
+    """
+    expected = key(P)
+    if item == "kinds_a":
+        got = _as_set(item, answer)
+        if got is not None:
+            unknown = {k for k in got if k not in PROBLEM_KINDS}
+            if unknown:
+                raise CheckFailed(item, f"not kinds of problem: {sorted(map(str, unknown))}")
+        return check_set(item, answer, expected[item], hints=_kind_hints(expected[item]))
+    if item == "cycle_b":
+        ids = {s["id"] for s in plan(P.plan_cycle)["steps"]}
+        got = _as_set(item, answer)
+        if got is not None and not got <= ids:
+            raise CheckFailed(item, f"not step ids of this plan: {sorted(map(str, got - ids))}")
+        return check_set(
+            item, answer, expected[item], hints=_cycle_hints(P.plan_cycle, P, expected[item])
+        )
+    if item in ("reads_unlisted", "listed_unread"):
+        got = _as_set(item, answer)
+        if got is not None:
+            bad = [x for x in got if not (isinstance(x, tuple) and len(x) == 2)]
+            if bad:
+                raise CheckFailed(item, f"write each edge as a pair (step, other step), got {bad}")
+            answer = {tuple(x) for x in got}
+        other = "listed_unread" if item == "reads_unlisted" else "reads_unlisted"
+        flipped = {(b, a) for a, b in expected[item]}
+        return check_set(
+            item,
+            answer,
+            expected[item],
+            hints={
+                "the pairs are the other kind of disagreement; swap the two answers": (
+                    lambda got: bool(got) and got <= expected[other]
+                ),
+                "write each pair as (step, the step it reads or lists), the reader first": (
+                    lambda got: bool(got & flipped)
+                ),
+                "a pair is missing: read every argument, lists and ${k} included": (
+                    lambda got: got < expected[item]
+                ),
+            },
+        )
+    raise ValueError(
+        "item must be one of ['cycle_b', 'kinds_a', 'listed_unread', 'reads_unlisted'], "
+        f"got {item!r}"
+    )
+
+
+def _as_set(name: str, answer):
+    if unanswered(answer):
+        return None
+    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+        raise CheckFailed(name, f"expected a set or list, got {answer!r}")
+    try:
+        return {tuple(x) if isinstance(x, list) else x for x in answer}
+    except TypeError:
+        raise CheckFailed(name, f"expected a set of plain values, got {answer!r}") from None
+
+
+def check_edges(answer, P: PlansParams) -> bool:
+    """Visible check of the edges read off the ``#E`` placeholders of ``P.plan_rewoo``.
+
+    ``answer`` maps every step id to the ids its arguments read (a list, tuple or set; the
+    order does not matter).
+    """
+    name = "rewoo_edges"
+    if unanswered(answer):
+        return not_yet(name)
+    if not isinstance(answer, Mapping):
+        raise CheckFailed(name, f"expected a dict {{step id: ids it reads}}, got {answer!r}")
+    want = {sid: set(refs) for sid, refs in key(P)["rewoo_edges"].items()}
+    missing = [sid for sid in want if sid not in answer]
+    if missing:
+        raise CheckFailed(name, f"give every step a key, also those that read nothing: {missing}")
+    extra = [sid for sid in answer if sid not in want]
+    if extra:
+        raise CheckFailed(name, f"not step ids of this plan: {extra}")
+    got = {}
+    for sid, refs in answer.items():
+        if isinstance(refs, (str, bytes)) or not isinstance(refs, Iterable):
+            raise CheckFailed(name, f"{sid}: expected a list of ids, got {refs!r}")
+        got[sid] = set(refs)
+    wrong = [sid for sid in want if got[sid] != want[sid]]
+    if not wrong:
+        return on_track(name)
+    closure = _closure(want)
+    hints = []
+    for sid in wrong:
+        if want[sid] < got[sid] <= closure[sid]:
+            hints.append(f"{sid}: only what its own arguments name, not what those steps read")
+        elif got[sid] < want[sid]:
+            hints.append(f"{sid}: an argument you missed names another step (lists included)")
+        else:
+            hints.append(f"{sid}: read its arguments again")
+    raise CheckFailed(name, f"{len(wrong)} of {len(want)} steps off:\n  - " + "\n  - ".join(hints))
+
+
+def _closure(edges: dict) -> dict:
+    """Every step mapped to all the steps it depends on, directly or not."""
+    out: dict = {}
+
+    def visit(sid):
+        if sid not in out:
+            out[sid] = set()
+            for ref in edges[sid]:
+                out[sid] |= {ref} | visit(ref)
+        return out[sid]
+
+    for sid in edges:
+        visit(sid)
+    return out
+
+
+def check_repair(answer, P: PlansParams) -> bool:
+    """Visible check of the repaired ``P.plan_kinds``: valid, consistent, same ids and args.
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> fixed = plan("price_check")
+    >>> fixed["steps"][2]["tool"] = "summarise"
+    >>> fixed["steps"][4]["depends_on"] = []
+    >>> fixed["steps"][5]["depends_on"] = ["s4"]
+    >>> check_repair(fixed, params("plans"))
+    [ok] fixed_plan: on track.
+    True
+    """
+    name = "fixed_plan"
+    if unanswered(answer):
+        return not_yet(name)
+    original = plan(P.plan_kinds)
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("steps"), list):
+        raise CheckFailed(name, "expected a plan: a dict with a list under 'steps'")
+    try:
+        kept = [(s["id"], s["args"]) for s in answer["steps"]]
+    except (TypeError, KeyError):
+        raise CheckFailed(name, "every step needs its 'id' and 'args'") from None
+    if kept != [(s["id"], s["args"]) for s in original["steps"]]:
+        raise CheckFailed(
+            name, "keep every step, its id and its arguments; change only tools and depends_on"
+        )
+    try:
+        validate_plan(answer, P.tools, max_steps=P.max_steps)
+    except PlanError as error:
+        raise CheckFailed(name, f"the validator still objects:\n{error}") from None
+    left = edge_contradictions(answer)
+    if left:
+        lines = "\n".join(f"  - {p.message}" for p in left)
+        raise CheckFailed(name, f"valid, but depends_on and the arguments disagree:\n{lines}")
+    return on_track(name)
+
+
+def steps_table(plan) -> str:
+    """The steps of a plan as a plain-text table: id, tool, depends_on, args.
+
+    Examples
+    --------
+    >>> print(steps_table(plan("two_cities")).splitlines()[3])
+    E2  search        -           'population of Marseille'
+    """
+    rows = [("id", "tool", "depends_on", "args")]
+    for step in plan["steps"]:
+        deps = step.get("depends_on")
+        shown = "-" if deps is None else (", ".join(map(str, deps)) or "[]")
+        rows.append((str(step.get("id")), str(step.get("tool")), shown, repr(step.get("args"))))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3]
+        for r in rows
+    ]
+    lines.insert(1, "-" * max(map(len, lines)))
+    return "\n".join(line.rstrip() for line in lines)

@@ -1,0 +1,104 @@
+"""notebooks/ is exactly nbgrader's release of solutions/, and a release never loses work."""
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from decompkit import course
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASED = sorted((ROOT / "notebooks" / "decomp").glob("*.ipynb"))
+SOURCES = sorted((ROOT / "solutions" / "decomp").glob("*.ipynb"))
+
+
+def test_every_solution_is_released():
+    assert [p.name for p in SOURCES] == [p.name for p in RELEASED]
+    assert SOURCES, "solutions/decomp holds no notebook"
+
+
+def test_released_notebooks_are_what_nbgrader_generates(tmp_path):
+    written = course.generate(ROOT, "decomp", tmp_path)
+    assert sorted(p.name for p in written) == [p.name for p in RELEASED]
+    for path in written:
+        released = ROOT / "notebooks" / "decomp" / path.name
+        assert released.read_bytes() == path.read_bytes(), (
+            f"{released.relative_to(ROOT)} is stale: run `python3 kit.py release`"
+        )
+
+
+def test_manifest_matches_the_released_files():
+    manifest = json.loads((ROOT / course.MANIFEST).read_text())
+    assert set(manifest) == {p.relative_to(ROOT).as_posix() for p in RELEASED}
+    assert not course._edited(ROOT, manifest)
+
+
+@pytest.mark.parametrize("path", RELEASED, ids=lambda p: p.name)
+def test_released_notebook_holds_no_solution_or_hidden_test(path):
+    text = path.read_text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+        assert marker not in text
+    source = nbformat.read(ROOT / "solutions" / "decomp" / path.name, as_version=4)
+    released = {_grade_id(c): c for c in nbformat.read(path, as_version=4).cells if _grade_id(c)}
+    for cell in source.cells:
+        if not _grade_id(cell):
+            continue
+        kept = released[_grade_id(cell)].source.splitlines()
+        for block in _marked_blocks(cell.source):
+            for line in block:
+                if line.strip() and not line.strip().startswith("#"):
+                    assert line not in kept, (_grade_id(cell), line)
+
+
+def _grade_id(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def _marked_blocks(source):
+    lines, block, inside = source.splitlines(), [], False
+    for line in lines:
+        if "### BEGIN" in line:
+            inside, block = True, []
+        elif "### END" in line:
+            inside = False
+            yield block
+        elif inside:
+            block.append(line)
+
+
+def _course_copy(tmp_path):
+    root = tmp_path / "course"
+    root.mkdir()
+    for name in ("nbgrader_config.py", course.MANIFEST):
+        shutil.copy2(ROOT / name, root / name)
+    shutil.copytree(ROOT / "solutions", root / "solutions")
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    return root
+
+
+def test_release_refuses_to_overwrite_an_edited_notebook(tmp_path):
+    root = _course_copy(tmp_path)
+    target = root / "notebooks" / "decomp" / RELEASED[0].name
+    nb = nbformat.read(target, as_version=4)
+    nb.cells[0].source += "\n\nmy own notes"
+    nbformat.write(nb, target)
+    edited = target.read_bytes()
+    with pytest.raises(course.EditedNotebookError, match=target.name) as info:
+        course.release(root)
+    assert info.value.paths == [target]
+    assert "--force" in str(info.value)
+    assert target.read_bytes() == edited
+
+
+def test_forced_release_keeps_the_edited_copy(tmp_path):
+    root = _course_copy(tmp_path)
+    target = root / "notebooks" / "decomp" / RELEASED[0].name
+    target.write_text(target.read_text().replace("Part A", "Part A (my notes)"))
+    edited = target.read_bytes()
+    course.release(root, force=True)
+    kept = target.with_name(f"{target.stem}.edited-1.ipynb")
+    assert kept.read_bytes() == edited
+    assert target.read_bytes() == RELEASED[0].read_bytes()
+    assert not course._edited(root, json.loads((root / course.MANIFEST).read_text()))
