@@ -1,0 +1,128 @@
+"""The grading pipeline on a bank of submissions: correct, different, wrong and hostile.
+
+One autograde run (two workers, a 5 s cell limit) grades the whole bank; every test below
+reads its outcome. The bank doubles as a measurement of the grader as a check: phi is the
+share of correct-but-different notebooks that lose a point, d the share of wrong items that
+lose their points.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from decompkit import grader
+
+from .bank import ALL, CASES, FAILED
+from .submissions import NOTEBOOKS, ROOT, points
+
+CELL_TIMEOUT = 5
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    shutil.copytree(ROOT / "solutions", root / "solutions")
+    for case in CASES:
+        folder = root / "submitted" / case.student / "decomp"
+        folder.mkdir(parents=True)
+        for notebook, build in case.notebooks.items():
+            made = build()
+            target = folder / f"{notebook}.ipynb"
+            if isinstance(made, bytes):
+                target.write_bytes(made)
+            else:
+                nbformat.write(made, target)
+    before = {p: p.read_bytes() for p in (root / "solutions").rglob("*") if p.is_file()}
+    results = grader.autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT)
+    return root, {(r.student, r.notebook): r for r in results}, before
+
+
+def _expected(notebook, lose):
+    full = points(notebook)
+    if lose in (ALL, FAILED):
+        return dict.fromkeys(full, 0.0)
+    return {k: (0.0 if k in lose else v) for k, v in full.items()}
+
+
+CHECKED = [
+    (case.student, notebook, lose)
+    for case in CASES
+    for notebook, lose in case.lose.items()
+    if lose is not None
+]
+
+
+@pytest.mark.parametrize(("student", "notebook", "lose"), CHECKED, ids=lambda v: str(v)[:40])
+def test_every_item_scores_what_it_must(course, student, notebook, lose):
+    _, results, _ = course
+    result = results[(student, notebook)]
+    assert result.status == ("failed" if lose == FAILED else "graded"), result.message
+    if lose == FAILED:
+        assert result.message
+    got = {k: result.grades.get(k, 0.0) for k in points(notebook)}
+    assert got == _expected(notebook, lose)
+
+
+def test_gradebook_holds_every_student_and_notebook(course):
+    root, results, _ = course
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        students = {s.id for s in gb.students}
+        assert students == {case.student for case in CASES}
+        for case in CASES:
+            for notebook in case.notebooks:
+                stored = gb.find_submission_notebook(notebook, "decomp", case.student)
+                expected = results[(case.student, notebook)]
+                assert stored.score == pytest.approx(expected.score)
+                assert stored.flagged == (expected.status != "graded")
+
+
+def test_a_submission_cannot_touch_the_course(course):
+    root, results, before = course
+    after = {p: p.read_bytes() for p in (root / "solutions").rglob("*") if p.is_file()}
+    assert after == before
+    assert "overwritten" not in (root / "nbgrader_config.py").read_text()
+    assert (root / "gradebook.db").read_bytes()[:15] == b"SQLite format 3"
+    assert results[("writes_outside", "02-long-horizons")].status == "graded"
+
+
+def test_the_grader_as_a_check_has_d_1_and_phi_0(course):
+    _, results, _ = course
+    correct = [(c.student, nb) for c in CASES if c.kind == "different" for nb in c.lose]
+    false_positives = [key for key in correct if results[key].score < sum(points(key[1]).values())]
+    wrong_items = [
+        (c.student, nb, item) for c in CASES if c.kind == "wrong" for nb, lose in c.lose.items()
+        for item in (points(nb) if lose == ALL else lose)
+    ]
+    detected = [k for k in wrong_items if results[k[:2]].grades.get(k[2], 0.0) == 0.0]
+    phi = len(false_positives) / len(correct)
+    d = len(detected) / len(wrong_items)
+    print(f"\ngrader as a check: d = {d:.3f} over {len(wrong_items)} wrong items, "
+          f"phi = {phi:.3f} over {len(correct)} correct-but-different notebooks")
+    assert (d, phi) == (1.0, 0.0), (false_positives, set(wrong_items) - set(detected))
+
+
+def test_export_and_feedback_with_nbgrader(course):
+    root, results, _ = course
+    bindir = str(Path(sys.executable).parent)
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(root)}
+    run = [sys.executable, "-m", "nbgrader"]
+    subprocess.run([*run, "export", "--to", "grades.csv"], cwd=root, env=env, check=True,
+                   capture_output=True)
+    rows = (root / "grades.csv").read_text().splitlines()
+    assert len(rows) == 1 + len({c.student for c in CASES})
+    solved = next(r for r in rows if r.startswith("decomp,") and ",solved," in r)
+    total = sum(sum(points(nb).values()) for nb in NOTEBOOKS)
+    assert f",{total:.1f}," in solved or f",{total}," in solved
+    subprocess.run([*run, "generate_feedback", "decomp", "--student", "solved"], cwd=root,
+                   env=env, check=True, capture_output=True)
+    feedback = sorted((root / "feedback" / "solved" / "decomp").glob("*.html"))
+    assert [p.stem for p in feedback] == NOTEBOOKS
