@@ -7,6 +7,7 @@ import os
 import pathlib
 import subprocess
 import sys
+from collections import deque
 
 import networkx as nx
 import numpy as np
@@ -220,15 +221,43 @@ def test_ties_by_first_appearance_never_by_comparison():
     assert topological_order(mixed) == [1, "x", (2,), None]
 
 
+def _textbook_kahn(graph):
+    """Kahn as done by hand: FIFO queue, sources and successors in first-appearance order."""
+    preds = predecessors_map(graph)
+    first = {v: i for i, v in enumerate(preds)}
+    succ = {v: [] for v in preds}
+    for v, ps in preds.items():
+        for u in ps:
+            succ[u].append(v)
+    indegree = {v: len(ps) for v, ps in preds.items()}
+    queue = deque(v for v in preds if not indegree[v])
+    order = []
+    while queue:
+        u = queue.popleft()
+        order.append(u)
+        for v in sorted(succ[u], key=first.__getitem__):
+            indegree[v] -= 1
+            if not indegree[v]:
+                queue.append(v)
+    return order
+
+
 @given(dags())
-def test_order_is_by_decreasing_height_then_first_appearance(graph):
-    # The documented rule, checked against heights computed here with networkx.
-    g = to_nx(graph)
-    height = {}
-    for v in reversed(list(nx.topological_sort(g))):
-        height[v] = max((height[w] + 1 for w in g.successors(v)), default=0)
-    first = {v: i for i, v in enumerate(predecessors_map(graph))}
-    assert topological_order(graph) == sorted(g, key=lambda v: (-height[v], first[v]))
+def test_order_is_the_hand_run_fifo_kahn(graph):
+    assert topological_order(graph) == _textbook_kahn(graph)
+
+
+@pytest.mark.parametrize(("nodes", "edges", "seed"), [(3000, 30000, 1), (400, 40000, 2), (5000, 6000, 3)])
+def test_wide_layers_follow_the_hand_run_fifo_kahn(nodes, edges, seed):
+    # Layers with many edges take the vectorised path; it must give the same order.
+    rng = np.random.default_rng(seed)
+    rank = rng.permutation(nodes)
+    u, v = rng.integers(0, nodes, size=(2, edges))
+    keep = rank[u] < rank[v]
+    graph = {f"t{i}": [] for i in rng.permutation(nodes)}
+    for a, b in zip(u[keep].tolist(), v[keep].tolist(), strict=True):
+        graph[f"t{b}"].append(f"t{a}")
+    assert topological_order(graph) == _textbook_kahn(graph)
 
 
 def test_order_of_the_coding_example():

@@ -3,6 +3,13 @@
 Each explorer draws one matplotlib Figure, updates its artists in place when a control changes
 and shows it as a PNG in an ``ipywidgets.Image``. Displayed where no widget front end runs
 (nbconvert, a terminal), an explorer falls back to the PNG of its current state and a note.
+
+- :func:`reliability_explorer`: p^n against n with a check at each boundary (sections 1-2).
+- :func:`horizon_explorer`: the audited long-horizon chain, its q sweep and g_t (section 3).
+- :func:`dag_explorer`: critical path, slack and list schedule of example A or B (section 4).
+- :func:`trace_stepper`: a scheduler trace event by event (section 5).
+
+In a notebook, the last expression of a cell shows the explorer, e.g. ``reliability_explorer()``.
 """
 
 from .dag import DagExplorer, dag_explorer
