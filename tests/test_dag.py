@@ -247,7 +247,9 @@ def test_order_is_the_hand_run_fifo_kahn(graph):
     assert topological_order(graph) == _textbook_kahn(graph)
 
 
-@pytest.mark.parametrize(("nodes", "edges", "seed"), [(3000, 30000, 1), (400, 40000, 2), (5000, 6000, 3)])
+@pytest.mark.parametrize(
+    ("nodes", "edges", "seed"), [(3000, 30000, 1), (400, 40000, 2), (5000, 6000, 3)]
+)
 def test_wide_layers_follow_the_hand_run_fifo_kahn(nodes, edges, seed):
     # Layers with many edges take the vectorised path; it must give the same order.
     rng = np.random.default_rng(seed)

@@ -215,7 +215,7 @@ def check_choices(
 
 
 def check_order(name: str, answer, violations: Callable[[list], object]) -> bool:
-    """Check a topological order with ``violations(order)``, which returns a falsy report when valid.
+    """Check a topological order with ``violations(order)`` (a falsy report means valid).
 
     Any valid order passes; the report of an invalid one (which edges it breaks, which nodes
     are missing or repeated) is the hint.

@@ -125,7 +125,9 @@ def release(root: Path, *, force: bool = False) -> list[Path]:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
             written.append(target)
-    new_manifest = {p.relative_to(root).as_posix(): _sha(p) for p in written if p.suffix == ".ipynb"}
+    new_manifest = {
+        p.relative_to(root).as_posix(): _sha(p) for p in written if p.suffix == ".ipynb"
+    }
     manifest_path.write_text(json.dumps(new_manifest, indent=1, sort_keys=True) + "\n")
     return written
 

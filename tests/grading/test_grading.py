@@ -99,14 +99,19 @@ def test_the_grader_as_a_check_has_d_1_and_phi_0(course):
     correct = [(c.student, nb) for c in CASES if c.kind == "different" for nb in c.lose]
     false_positives = [key for key in correct if results[key].score < sum(points(key[1]).values())]
     wrong_items = [
-        (c.student, nb, item) for c in CASES if c.kind == "wrong" for nb, lose in c.lose.items()
+        (c.student, nb, item)
+        for c in CASES
+        if c.kind == "wrong"
+        for nb, lose in c.lose.items()
         for item in (points(nb) if lose == ALL else lose)
     ]
     detected = [k for k in wrong_items if results[k[:2]].grades.get(k[2], 0.0) == 0.0]
     phi = len(false_positives) / len(correct)
     d = len(detected) / len(wrong_items)
-    print(f"\ngrader as a check: d = {d:.3f} over {len(wrong_items)} wrong items, "
-          f"phi = {phi:.3f} over {len(correct)} correct-but-different notebooks")
+    print(
+        f"\ngrader as a check: d = {d:.3f} over {len(wrong_items)} wrong items, "
+        f"phi = {phi:.3f} over {len(correct)} correct-but-different notebooks"
+    )
     assert (d, phi) == (1.0, 0.0), (false_positives, set(wrong_items) - set(detected))
 
 
@@ -115,14 +120,20 @@ def test_export_and_feedback_with_nbgrader(course):
     bindir = str(Path(sys.executable).parent)
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(root)}
     run = [sys.executable, "-m", "nbgrader"]
-    subprocess.run([*run, "export", "--to", "grades.csv"], cwd=root, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [*run, "export", "--to", "grades.csv"], cwd=root, env=env, check=True, capture_output=True
+    )
     rows = (root / "grades.csv").read_text().splitlines()
     assert len(rows) == 1 + len({c.student for c in CASES})
     solved = next(r for r in rows if r.startswith("decomp,") and ",solved," in r)
     total = sum(sum(points(nb).values()) for nb in NOTEBOOKS)
     assert f",{total:.1f}," in solved or f",{total}," in solved
-    subprocess.run([*run, "generate_feedback", "decomp", "--student", "solved"], cwd=root,
-                   env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*run, "generate_feedback", "decomp", "--student", "solved"],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     feedback = sorted((root / "feedback" / "solved" / "decomp").glob("*.html"))
     assert [p.stem for p in feedback] == NOTEBOOKS

@@ -78,7 +78,9 @@ def plot_check_value(p=0.9, *, phi=0.0, ax=None):
         color=PALETTE[0],
         label=f"one retry, p' (phi = {phi:g})",
     )
-    ax.plot(d, rel.checked_step_limit(p, d), color=PALETTE[1], label="retry until pass, $p'_\\infty$")
+    ax.plot(
+        d, rel.checked_step_limit(p, d), color=PALETTE[1], label="retry until pass, $p'_\\infty$"
+    )
     ax.plot(d, np.full_like(d, p), color=GREY, linestyle="--", label=f"no check, p = {p:g}")
     ax.set(
         xlabel="detection rate of the check, d",
