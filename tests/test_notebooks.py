@@ -57,3 +57,30 @@ def test_released_notebook_runs_and_reports_unanswered(path):
     for cell in graded:
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         assert "not answered yet" in text, (cell.metadata.nbgrader, text)
+
+
+def test_nbconvert_html_shows_the_explorers_as_static_figures(tmp_path):
+    # Without a widget front end the explorer falls back to its current image.
+    import subprocess
+    import sys
+
+    path = ROOT / "notebooks" / "decomp" / "02-long-horizons.ipynb"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "html",
+            "--execute",
+            "--output-dir",
+            str(tmp_path),
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    html = (tmp_path / "02-long-horizons.html").read_text()
+    explorer = html[html.rindex("horizon_explorer") :]  # the explorer cell and its output
+    assert "data:image/png;base64" in explorer

@@ -137,3 +137,15 @@ def test_export_and_feedback_with_nbgrader(course):
     )
     feedback = sorted((root / "feedback" / "solved" / "decomp").glob("*.html"))
     assert [p.stem for p in feedback] == NOTEBOOKS
+
+
+def test_no_hidden_test_writes_to_stderr_on_correct_answers(course):
+    # nbgrader scores a test cell 0 when it writes anything to stderr, so a warning raised
+    # by a correct answer would cost points.
+    root, _, _ = course
+    for path in sorted((root / "autograded" / "solved" / "decomp").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade"):
+                streams = [o.get("name") for o in cell.get("outputs", []) if "name" in o]
+                assert "stderr" not in streams, (path.name, cell.metadata.nbgrader.grade_id)
