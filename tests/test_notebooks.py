@@ -60,7 +60,8 @@ def test_released_notebook_runs_and_reports_unanswered(path):
 
 
 def test_nbconvert_html_shows_the_explorers_as_static_figures(tmp_path):
-    # Without a widget front end the explorer falls back to its current image.
+    # Without widget state (so no widget front end in the page) an explorer falls back to its
+    # current image. With stored state, nbconvert embeds the live widget view instead.
     import subprocess
     import sys
 
@@ -74,6 +75,7 @@ def test_nbconvert_html_shows_the_explorers_as_static_figures(tmp_path):
             "--to",
             "html",
             "--execute",
+            "--ExecutePreprocessor.store_widget_state=False",
             "--output-dir",
             str(tmp_path),
             str(path),
@@ -82,5 +84,6 @@ def test_nbconvert_html_shows_the_explorers_as_static_figures(tmp_path):
         capture_output=True,
     )
     html = (tmp_path / "02-long-horizons.html").read_text()
-    explorer = html[html.rindex("horizon_explorer") :]  # the explorer cell and its output
-    assert "data:image/png;base64" in explorer
+    call = html.rindex('horizon_explorer</span><span class="p">(')  # the explorer's cell
+    image = html.find("data:image/png;base64", call)
+    assert call < image < html.index("Summary", call)  # inside the explorer's output
