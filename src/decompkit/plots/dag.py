@@ -6,6 +6,8 @@ figure when absent) and return the Figure.
 
 from __future__ import annotations
 
+from matplotlib.text import Annotation
+
 from ..dag import CriticalPath, Schedule, critical_path, generations, predecessors_map
 from ._style import GREY, PALETTE, new_axes
 
@@ -37,6 +39,37 @@ def _critical_nodes(critical, nodes) -> list:
 
 def _fmt(x) -> str:
     return f"{x:g}"
+
+
+class _Arrow(Annotation):
+    """An arrow from one task box to another, clipped at the outline of both boxes.
+
+    A text sizes and places its box only while the text itself is drawn, and the arrows
+    are drawn before the boxes (under them). So each arrow places its two boxes first, with
+    the renderer of the current draw: otherwise the first draw of a figure clips every arrow
+    at boxes that are not yet in place and the heads end up hidden under the boxes. Placing
+    them at draw time, not once in advance, keeps them right after a layout pass or at a
+    savefig resolution other than the figure's.
+    """
+
+    def __init__(self, tail, head, **arrowprops):
+        self._ends = (tail, head)
+        super().__init__(
+            "",
+            xy=head.get_position(),
+            xytext=tail.get_position(),
+            arrowprops={
+                **arrowprops,
+                "patchA": tail.get_bbox_patch(),
+                "patchB": head.get_bbox_patch(),
+            },
+            zorder=1,
+        )
+
+    def draw(self, renderer):
+        for box in self._ends:
+            box.update_bbox_position_size(renderer)
+        super().draw(renderer)
 
 
 def plot_dag(graph, durations=None, critical=None, ax=None, *, labels=None, unit="units"):
@@ -120,22 +153,16 @@ def plot_dag(graph, durations=None, critical=None, ax=None, *, labels=None, unit
     for v, ps in preds.items():
         for u in ps:
             hot = (u, v) in path_edges
-            ax.annotate(
-                "",
-                xy=pos[v],
-                xytext=pos[u],
-                arrowprops={
-                    "arrowstyle": "-|>",
-                    "color": _CRITICAL if hot else GREY,
-                    "lw": 2.2 if hot else 1.0,
-                    # Clip the arrow at the two boxes so its head stays visible.
-                    "patchA": boxes[u].get_bbox_patch(),
-                    "patchB": boxes[v].get_bbox_patch(),
-                    "shrinkA": 1,
-                    "shrinkB": 1,
-                },
-                zorder=1,
+            arrow = _Arrow(
+                boxes[u],
+                boxes[v],
+                arrowstyle="-|>",
+                color=_CRITICAL if hot else GREY,
+                lw=2.2 if hot else 1.0,
+                shrinkA=1,
+                shrinkB=1,
             )
+            ax.add_artist(arrow)
     height = max((len(layer) for layer in layers), default=1)
     ax.set_xlim(-0.6, max(len(layers) - 0.4, 0.6))
     ax.set_ylim(-height / 2 - 0.1, height / 2 + 0.1)
