@@ -22,3 +22,21 @@ c.Execute.skip_cells_with_tag = "explore"
 # zip_collect: an LMS download unpacked into downloaded/decomp/extracted/ holds files named
 # <student>_<notebook>.ipynb, possibly inside folders.
 c.FileNameCollector.named_regexp = r"(?:.*/)?(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+
+# Autograding steps: nbgrader's own, plus a byte limit on stored output, and every stderr
+# stream dropped before scoring. nbgrader scores a test cell 0 when it wrote to stderr, so a
+# library warning during a test would cost a correct answer its points; an exception still
+# shows as an error output and still scores 0.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"[\s\S]"
+c.CapOutputBytes.max_bytes = 100_000
+c.Autograde.autograde_preprocessors = [
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "decompkit.nbgrader_plugins.CapOutputBytes",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]

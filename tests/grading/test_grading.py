@@ -149,3 +149,13 @@ def test_no_hidden_test_writes_to_stderr_on_correct_answers(course):
             if cell.metadata.get("nbgrader", {}).get("grade"):
                 streams = [o.get("name") for o in cell.get("outputs", []) if "name" in o]
                 assert "stderr" not in streams, (path.name, cell.metadata.nbgrader.grade_id)
+
+
+def test_stored_output_is_capped_in_bytes(course):
+    # 50 MB printed in one line: nbgrader's line limit would store it whole.
+    root, results, _ = course
+    stored = root / "autograded" / "output_flood" / "decomp" / "01-chain-reliability.ipynb"
+    assert results[("output_flood", "01-chain-reliability")].status == "graded"
+    assert stored.stat().st_size < 1_000_000
+    text = stored.read_text()
+    assert "output cut by the grader" in text
