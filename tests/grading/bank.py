@@ -420,6 +420,14 @@ CASES = [
         },
         {CHAIN: set()},
     ),
+    Case(
+        "explore_stalls",
+        "different",
+        # Exploration cells are skipped when grading: one that would never return (a widget
+        # waiting for a front end, say) must neither stall the batch nor cost a point.
+        {CHAIN: lambda: _stall_explore_cells(submission(CHAIN))},
+        {CHAIN: set()},
+    ),
     # --- common wrong answers: each must lose exactly its own item (d = 1) -------------------
     Case(
         "wrong_chain",
@@ -773,4 +781,12 @@ def _scramble_counts(nb):
     code = [c for c in nb.cells if c.cell_type == "code"]
     for count, cell in enumerate(reversed(code), start=1):
         cell.execution_count = count
+    return nb
+
+
+def _stall_explore_cells(nb):
+    """Every cell tagged ``explore`` replaced by one that sleeps for an hour."""
+    for cell in nb.cells:
+        if "explore" in cell.metadata.get("tags", []):
+            cell.source = "import time\n\ntime.sleep(3600)"
     return nb
