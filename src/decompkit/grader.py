@@ -13,6 +13,7 @@ students are graded in parallel, and SQLite still sees a single writer.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -39,6 +40,7 @@ class NotebookGrade:
     status: str
     grades: dict[str, float] = field(default_factory=dict)
     message: str = ""
+    flagged: bool = False  # the integrity scan found something no honest answer needs
 
     @property
     def score(self) -> float:
@@ -225,7 +227,7 @@ def _record(database: Path, assignment: str, results: list[NotebookGrade]) -> No
                     gb.add_submission(assignment, student)
         for result in results:
             notebook = gb.find_submission_notebook(result.notebook, assignment, result.student)
-            notebook.flagged = result.status != "graded"
+            notebook.flagged = result.status != "graded" or result.flagged
             for grade in notebook.grades:
                 if not grade.max_score:
                     continue
@@ -300,8 +302,41 @@ def autograde(
             with ProcessPoolExecutor(max_workers=int(workers)) as pool:
                 graded = list(pool.map(_grade_student, tasks))
     results = [r for student in graded for r in student]
+    flagged = _integrity_report(root, assignment, submissions)
+    for result in results:
+        result.flagged = (result.student, result.notebook) in flagged
     _record(database, assignment, results)
     return results
+
+
+def _integrity_report(root: Path, assignment: str, submissions: dict) -> set[tuple[str, str]]:
+    """Scan every submission; write ``integrity.csv`` and ``integrity.txt`` in the course.
+
+    Returns the (student, notebook) pairs with at least one finding of severity "flag".
+    Flagged submissions are still graded; the instructor decides.
+    """
+    import csv
+
+    from .integrity import Flag, format_report, scan_submission, to_rows
+
+    rows, report, flagged = [], [], set()
+    for student in sorted(submissions):
+        flags = scan_submission(root / "submitted" / student / assignment)
+        if flags:
+            report.append(f"== {student}\n{format_report(flags)}")
+        for flag in flags:
+            rows.append({"student": student, **to_rows([flag])[0]})
+            if flag.severity == "flag":
+                flagged.add((student, Path(flag.notebook).stem))
+    with open(root / "integrity.csv", "w", newline="") as handle:
+        columns = ["student", *(f.name for f in dataclasses.fields(Flag))]
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    (root / "integrity.txt").write_text(
+        "\n\n".join(report) or "Integrity scan: nothing to report.\n"
+    )
+    return flagged
 
 
 def _sa_warning():

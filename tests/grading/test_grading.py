@@ -159,3 +159,14 @@ def test_stored_output_is_capped_in_bytes(course):
     assert stored.stat().st_size < 1_000_000
     text = stored.read_text()
     assert "output cut by the grader" in text
+
+
+def test_integrity_scan_flags_hostile_submissions_only(course):
+    root, results, _ = course
+    flagged = {key for key, result in results.items() if result.flagged}
+    assert ("kernel_death", "01-chain-reliability") in flagged  # os._exit
+    assert ("writes_outside", "01-chain-reliability") in flagged  # writes through ../
+    honest = {(c.student, nb) for c in CASES if c.kind != "hostile" for nb in c.notebooks}
+    assert not flagged & honest
+    report = (root / "integrity.csv").read_text()
+    assert "kernel_death" in report and "solved" not in report
