@@ -265,7 +265,32 @@ def _kahn(g: _Indexed) -> tuple[list[int], list[int]]:
     return queue, height
 
 
-def _kahn_forward(g: _Indexed) -> list[int] | None:
+def _flat_index(graph) -> tuple[list, np.ndarray, np.ndarray] | None:
+    """``(nodes, flat predecessors, lengths)`` without per-node lists, for the common case.
+
+    Only for a mapping whose values are all lists or tuples of keys; anything else (a
+    predecessor that is not a key, a value of another type) returns None, and the caller
+    takes the validating :func:`_index` instead.
+    """
+    if not isinstance(graph, Mapping):
+        return None
+    keys, pred_lists = list(graph), list(graph.values())
+    if not set(map(type, pred_lists)) <= {list, tuple}:
+        return None
+    index = dict(zip(keys, range(len(keys)), strict=True))
+    lengths = np.fromiter(map(len, pred_lists), dtype=np.intp, count=len(keys))
+    try:
+        flat = np.fromiter(
+            map(index.__getitem__, chain.from_iterable(pred_lists)),
+            dtype=np.intp,
+            count=int(lengths.sum()),
+        )
+    except (KeyError, TypeError):
+        return None
+    return keys, flat, lengths
+
+
+def _kahn_forward(flat: np.ndarray, lengths: np.ndarray) -> list[int] | None:
     """Kahn's algorithm with a FIFO queue; node indices in emission order, None on a cycle.
 
     With a FIFO queue the emission runs layer by layer: every node of one Kahn layer leaves
@@ -275,15 +300,13 @@ def _kahn_forward(g: _Indexed) -> list[int] | None:
     operations; a layer with only a handful of edges is walked in plain Python, where that is
     cheaper. Both give exactly the order of the one-node-at-a-time procedure.
     """
-    preds = g.preds
-    n = len(preds)
-    lengths = np.fromiter(map(len, preds), dtype=np.intp, count=n)
+    n = len(lengths)
     # Edge (u -> v) for every predecessor u of v; a stable sort by u keeps each node's
     # successors in first-appearance order.
     targets = np.repeat(np.arange(n, dtype=np.intp), lengths)
-    successors = targets[np.argsort(g.flat, kind="stable")]
+    successors = targets[np.argsort(flat, kind="stable")]
     bounds = np.zeros(n + 1, dtype=np.intp)
-    np.cumsum(np.bincount(g.flat, minlength=n), out=bounds[1:])
+    np.cumsum(np.bincount(flat, minlength=n), out=bounds[1:])
     indegree = lengths.copy()
     layer = np.flatnonzero(indegree == 0)
     emitted = [layer]
@@ -492,11 +515,17 @@ def topological_order(graph, *, strict: bool = False) -> list:
     decompkit.dag.CycleError: graph has a cycle: 'a' -> 'b' -> 'c' -> 'a'
     """
     with _gc_paused():
-        g = _index(graph, strict, self_loops=False)
-        order = _kahn_forward(g)
+        quick = None if strict else _flat_index(graph)
+        if quick is not None:
+            nodes, flat, lengths = quick
+        else:
+            g = _index(graph, strict, self_loops=False)
+            nodes, flat = g.nodes, g.flat
+            lengths = np.fromiter(map(len, g.preds), dtype=np.intp, count=len(g.preds))
+        order = _kahn_forward(flat, lengths)
         if order is None:
-            _kahn(g)  # raises the CycleError that names one cycle
-        return list(map(g.nodes.__getitem__, order))
+            _kahn(_index(graph, strict, self_loops=False))  # raises, naming one cycle
+        return list(map(nodes.__getitem__, order))
 
 
 def generations(graph, *, strict: bool = False) -> list[list]:
