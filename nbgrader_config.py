@@ -14,14 +14,20 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # A student cell that loops forever is interrupted after this many seconds.
 c.Execute.timeout = 30
+# Every cell has run by the time a kernel is shut down: no need to wait for a clean exit.
+c.Execute.shutdown_kernel = "immediate"
 
 # Exploration cells (sliders, live figures) carry the tag "explore": autograding skips them,
 # so a widget can neither stall nor break grading. They define nothing later cells need.
 c.Execute.skip_cells_with_tag = "explore"
 
 # zip_collect: an LMS download unpacked into downloaded/decomp/extracted/ holds files named
-# <student>_<notebook>.ipynb, possibly inside folders.
-c.FileNameCollector.named_regexp = r"(?:.*/)?(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+# <student>_<notebook>.ipynb, possibly inside folders. Notebook names hold no underscore, so
+# the id ends at the last one (ids may contain underscores); names starting with a dot
+# (macOS's ._ copies) are not submissions.
+c.FileNameCollectorPlugin.named_regexp = (
+    r"(?:.*/)?(?P<student_id>[^/.][^/]*)_(?P<file_id>[^/_]+\.ipynb)$"
+)
 
 # Autograding steps: nbgrader's own, plus a byte limit on stored output, and every stderr
 # stream dropped before scoring. nbgrader scores a test cell 0 when it wrote to stderr, so a
