@@ -5,25 +5,12 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from decompkit import scheduler as sc
+from decompkit.examples import coding_task
 from decompkit.plots._style import GREY, PALETTE
 from decompkit.plots.scheduler import plot_trace_gantt
 
-A = {
-    "read_spec": [],
-    "fetch_data": ["read_spec"],
-    "write_tests": ["read_spec"],
-    "write_code": ["fetch_data"],
-    "run_tests": ["write_code", "write_tests"],
-    "report": ["run_tests"],
-}
-A_TIME = {
-    "read_spec": 1,
-    "fetch_data": 3,
-    "write_tests": 2,
-    "write_code": 4,
-    "run_tests": 1,
-    "report": 1,
-}
+_EXAMPLE = coding_task()
+A, A_TIME = _EXAMPLE.graph, _EXAMPLE.durations
 
 
 def bars(fig):
