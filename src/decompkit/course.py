@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -49,31 +47,11 @@ def generate(root: Path, assignment: str, destination: Path) -> list[Path]:
     The scratch copy holds only ``nbgrader_config.py`` and ``solutions/``, so the course's
     gradebook and released folder are not touched.
     """
-    with tempfile.TemporaryDirectory(prefix="decompkit-release-") as scratch:
-        scratch = Path(scratch)
-        shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
-        shutil.copytree(root / "solutions" / assignment, scratch / "solutions" / assignment)
-        bindir = str(Path(sys.executable).parent)
-        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-        result = subprocess.run(
-            [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
-            cwd=scratch,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        made = scratch / "notebooks" / assignment
-        if result.returncode != 0 or not made.is_dir():
-            raise RuntimeError(f"nbgrader generate_assignment failed:\n{result.stderr[-4000:]}")
-        destination.mkdir(parents=True, exist_ok=True)
-        written = []
-        for path in sorted(made.rglob("*")):
-            if path.is_file():
-                target = destination / path.relative_to(made)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, target)
-                written.append(target)
-        return written
+    from .grader import prepare_gradebook
+
+    with tempfile.TemporaryDirectory(prefix="decompkit-release-") as holder:
+        database = Path(holder) / "gradebook.db"
+        return prepare_gradebook(Path(root), assignment, database, release_to=destination)
 
 
 def _edited(root: Path, manifest: dict[str, str]) -> list[Path]:

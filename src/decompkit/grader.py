@@ -85,8 +85,16 @@ def _run(converter) -> tuple[bool, str]:
     return bool(result["success"]), f"{result.get('log', '')}\n{result.get('error', '')}"
 
 
-def prepare_gradebook(root: Path, assignment: str, database: Path, config=None) -> None:
-    """Write into ``database`` the assignment's notebooks and graded cells (from solutions/)."""
+def prepare_gradebook(
+    root: Path, assignment: str, database: Path, config=None, *, release_to: Path | None = None
+) -> list[Path]:
+    """Run nbgrader's generate_assignment on a scratch copy of ``solutions/<assignment>``.
+
+    It writes into ``database`` the assignment's notebooks and graded cells; with
+    ``release_to``, the released notebooks are copied there too. Returns the copied files.
+    The scratch copy holds only ``nbgrader_config.py`` and the sources, so the course's own
+    gradebook and released folder are never touched.
+    """
     from nbgrader.converters import GenerateAssignment
 
     config = config or _config(root)
@@ -97,8 +105,18 @@ def prepare_gradebook(root: Path, assignment: str, database: Path, config=None) 
         app = GenerateAssignment(coursedir=coursedir, config=config)
         app.force = True
         ok, log = _run(app)
-        if not ok:
+        made = Path(scratch) / coursedir.release_directory / assignment
+        if not ok or not made.is_dir():
             raise RuntimeError(f"nbgrader generate_assignment failed:\n{log[-3000:]}")
+        written = []
+        if release_to is not None:
+            for path in sorted(made.rglob("*")):
+                if path.is_file():
+                    target = Path(release_to) / path.relative_to(made)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+                    written.append(target)
+        return written
 
 
 def collect_submissions(root: Path, assignment: str) -> dict[str, list[Path]]:
