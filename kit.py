@@ -8,6 +8,7 @@
                             overwrites a notebook edited since the last release)
     python3 kit.py check NOTEBOOK...   run notebooks, report every check, exit 1 if any is off
     python3 kit.py grade [--workers N]  autograde submitted/ into gradebook.db
+    python3 kit.py key ID... [--csv FILE]  a student's numbers and answers; the class's key
     python3 kit.py nbgrader ARGS...    any nbgrader command inside the kit's environment
 
 The environment lives in .venv next to this file. It is created when missing and
@@ -105,6 +106,11 @@ def grade(args: list[str]) -> int:
     return _run([str(PYTHON), "-m", "decompkit.grader", *args])
 
 
+def key(args: list[str]) -> int:
+    """Print a student's numbers and answers, or write the class's answer key as CSV."""
+    return _run([str(PYTHON), "-m", "decompkit.answer_key", *args])
+
+
 def bench(args: list[str]) -> int:
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
@@ -120,6 +126,7 @@ COMMANDS = {
     "release": release,
     "check": check,
     "grade": grade,
+    "key": key,
     "nbgrader": nbgrader,
 }
 

@@ -29,15 +29,16 @@ c.FileNameCollectorPlugin.named_regexp = (
     r"(?:.*/)?(?P<student_id>[^/.][^/]*)_(?P<file_id>[^/_]+\.ipynb)$"
 )
 
-# Autograding steps: nbgrader's own, plus a byte limit on stored output, and every stderr
-# stream dropped before scoring. nbgrader scores a test cell 0 when it wrote to stderr, so a
-# library warning during a test would cost a correct answer its points; an exception still
-# shows as an error output and still scores 0.
+# Autograding steps: nbgrader's own (its Execute starting each kernel with DECOMPKIT_STUDENT set
+# to the submission's folder name, so hidden tests draw that student's numbers), plus a byte
+# limit on stored output, and every stderr stream dropped before scoring. nbgrader scores a
+# test cell 0 when it wrote to stderr, so a library warning during a test would cost a correct
+# answer its points; an exception still shows as an error output and still scores 0.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"[\s\S]"
 c.CapOutputBytes.max_bytes = 100_000
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
+    "decompkit.nbgrader_plugins.ExecuteAsStudent",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

@@ -1,13 +1,24 @@
 """The numbers each exercise notebook works with, gathered in one parameter object per notebook.
 
 Every exercise reads its numbers (p, d, phi, q, n, durations, ...) from the notebook's
-parameter object, never from literals typed into a cell, so the same notebook can be handed
-out with other numbers. ``params(notebook)`` gives the lecture's own numbers.
+parameter object, never from literals typed into a cell, so each student can get numbers of
+their own. ``params(notebook)`` without a student id gives the lecture's own numbers; with an id
+it draws the numbers from a generator seeded by ``sha256(assignment : notebook : id)``, within
+ranges that keep every exercise meaningful, and redraws until the notebook's exercise module
+finds no degenerate case (``decompkit.exercises.<notebook>.degenerate``).
+
+The id is resolved by :func:`student_id`: the grader's ``DECOMPKIT_STUDENT`` first (set for
+the kernel that runs a submission, from the submission's folder), then the platform's
+``JUPYTERHUB_USER``, then the id typed into the notebook's marked cell.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
+
+import numpy as np
 
 __all__ = [
     "ChainParams",
@@ -16,8 +27,22 @@ __all__ = [
     "DagParams",
     "TraceParams",
     "params",
+    "student_id",
     "NOTEBOOKS",
+    "ASSIGNMENT",
+    "GRADER_VARIABLE",
+    "HUB_VARIABLE",
+    "LECTURE",
 ]
+
+#: The nbgrader assignment the notebooks belong to; part of every seed.
+ASSIGNMENT = "decomp"
+#: Environment variable the grader sets for the kernel that runs a submission.
+GRADER_VARIABLE = "DECOMPKIT_STUDENT"
+#: Environment variable JupyterHub sets in every user's server.
+HUB_VARIABLE = "JUPYTERHUB_USER"
+#: The id that asks for the lecture's own numbers even where an id is known.
+LECTURE = "lecture"
 
 
 @dataclass(frozen=True)
@@ -210,16 +235,211 @@ NOTEBOOKS = {
 }
 
 
-def params(notebook: str):
-    """The parameter object of ``notebook`` with the lecture's own numbers.
+def _clean_id(name: str, value) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string or None, got {value!r}")
+    value = value.strip()
+    if any(ch.isspace() for ch in value):
+        raise ValueError(f"{name} must not contain spaces, got {value!r}")
+    return value or None
+
+
+def student_id(student=None) -> str | None:
+    """The id whose numbers this session uses, or None for the lecture's numbers.
+
+    Parameters
+    ----------
+    student : str or None
+        The id typed into the notebook's marked cell.
+
+    Returns
+    -------
+    str or None
+        In order of precedence: the grader's ``DECOMPKIT_STUDENT`` (a submission is always
+        graded under the id of its folder, whatever its cells say), the hub's
+        ``JUPYTERHUB_USER``, then ``student``. ``None`` when none is set.
+
+    Raises
+    ------
+    ValueError
+        When ``student`` is not a string or contains white space.
 
     Examples
     --------
+    >>> import os
+    >>> os.environ.pop("DECOMPKIT_STUDENT", None), os.environ.pop("JUPYTERHUB_USER", None)
+    (None, None)
+    >>> student_id(" s1234 "), student_id(None), student_id("")
+    ('s1234', None, None)
+    """
+    typed = _clean_id("student", student)
+    for variable in (GRADER_VARIABLE, HUB_VARIABLE):
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value
+    return typed
+
+
+def _seed(assignment: str, notebook: str, student: str) -> int:
+    text = f"{assignment}:{notebook}:{student}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:16], "big")
+
+
+def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
+    """The parameter object of ``notebook`` for a student, or with the lecture's numbers.
+
+    Parameters
+    ----------
+    notebook : str
+        One of ``"chain"``, ``"horizon"``, ``"plans"``, ``"dag"``, ``"trace"``.
+    student : str or None
+        The id typed into the notebook's marked cell; the grader's and the hub's id take
+        precedence (see :func:`student_id`). ``None`` (and no id in the environment) or
+        ``"lecture"`` give the lecture's own numbers.
+    assignment : str
+        Part of the seed, so the same student gets other numbers in another assignment.
+
+    Returns
+    -------
+    ChainParams, HorizonParams, PlansParams, DagParams or TraceParams
+
+    Raises
+    ------
+    ValueError
+        For an unknown notebook or a malformed id.
+
+    Notes
+    -----
+    The draw is a pure function of ``(assignment, notebook, id)``: the same id gives the same
+    numbers on every machine and in every session, in the student's kernel, in the grader's and
+    in the instructor's answer key. Candidates that the notebook's exercise module reports as
+    degenerate (ties, indistinguishable mistakes, trivial comparisons) are skipped in a fixed
+    order, so the result stays deterministic.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop("DECOMPKIT_STUDENT", None), os.environ.pop("JUPYTERHUB_USER", None)
+    (None, None)
     >>> P = params("chain")
     >>> P.p, P.n, P.task_success
     (0.9, 10, 0.1074)
+    >>> params("chain", "s1234") == params("chain", "s1234") != P
+    True
     """
-    try:
+    if notebook not in NOTEBOOKS:
+        raise ValueError(f"notebook must be one of {sorted(NOTEBOOKS)}, got {notebook!r}")
+    who = student_id(student)
+    if who is None or who == LECTURE:
         return NOTEBOOKS[notebook]()
-    except KeyError:
-        raise ValueError(f"notebook must be one of {sorted(NOTEBOOKS)}, got {notebook!r}") from None
+    from importlib import import_module
+
+    checker = import_module(f"decompkit.exercises.{notebook}")
+    rng = np.random.default_rng(_seed(assignment, notebook, who))
+    for _ in range(_MAX_DRAWS):
+        candidate = _DRAWS[notebook](rng)
+        if not checker.degenerate(candidate):
+            return candidate
+    raise RuntimeError(  # a bug in the ranges, not an input error
+        f"no usable {notebook} parameters for id {who!r} in {_MAX_DRAWS} draws"
+    )
+
+
+_MAX_DRAWS = 500
+
+
+def _grid(rng, low: float, high: float, step: float) -> float:
+    """A value of the grid ``low, low + step, ..., high``, rounded to the step's decimals."""
+    count = round((high - low) / step)
+    decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
+    return round(low + step * int(rng.integers(0, count + 1)), decimals)
+
+
+def _draw_chain(rng) -> ChainParams:
+    p = _grid(rng, 0.60, 0.88, 0.001)
+    d = _grid(rng, 0.40, 0.90, 0.001)
+    d_other = _grid(rng, 0.20, 0.80, 0.001)
+    gap = _grid(rng, 0.05, 0.20, 0.001)
+    helps = bool(rng.integers(0, 2))
+    return ChainParams(
+        p=p,
+        n=int(rng.integers(5, 13)),
+        p_monolithic=round(p - _grid(rng, 0.03, 0.10, 0.001), 3),
+        p_half=_grid(rng, 0.90, 0.99, 0.0001),
+        d=d,
+        phi=_grid(rng, 0.01, round(d - 0.15, 3), 0.001),
+        k=int(rng.integers(2, 4)),
+        d_other=d_other,
+        phi_other=round(d_other - gap if helps else d_other + gap, 3),
+        d_graph=_grid(rng, 0.60, 1.00, 0.01),
+    )
+
+
+def _draw_horizon(rng) -> HorizonParams:
+    return HorizonParams(
+        p=_grid(rng, 0.90, 0.98, 0.001),
+        q=_grid(rng, 0.20, 0.80, 0.001),
+        n=int(rng.integers(20, 81)),
+        budget_factor=_grid(rng, 1.5, 2.5, 0.1),
+        t=int(rng.integers(10, 41)),
+        seed=int(rng.integers(0, 2**31)),
+    )
+
+
+def _draw_plans(rng) -> PlansParams:
+    return PlansParams()  # the plans notebook asks about structure, which every student shares
+
+
+def _durations(rng, ranges: dict) -> tuple:
+    return tuple((node, int(rng.integers(low, high + 1))) for node, (low, high) in ranges.items())
+
+
+_RANGES_A = {
+    "read_spec": (2, 9),
+    "fetch_data": (6, 30),
+    "write_tests": (4, 24),
+    "write_code": (8, 40),
+    "run_tests": (2, 9),
+    "report": (2, 8),
+}
+_RANGES_B = {
+    "F": (2, 12),
+    "S": (2, 12),
+    "R": (1, 9),
+    "P": (8, 30),
+    "E": (10, 40),
+    "D": (6, 30),
+    "A": (1, 6),
+    "Y": (2, 12),
+    "V": (3, 15),
+}
+
+
+def _draw_dag(rng) -> DagParams:
+    return DagParams(
+        durations_a=_durations(rng, _RANGES_A),
+        durations_b=_durations(rng, _RANGES_B),
+        coordination=int(rng.integers(4, 19)),
+    )
+
+
+def _draw_trace(rng) -> TraceParams:
+    kappa_plan = int(rng.integers(1, 4))
+    return TraceParams(
+        durations=_durations(rng, {node: (3 * a, 3 * b) for node, (a, b) in _RANGES_A.items()}),
+        workers=int(rng.integers(2, 4)),
+        failing_early=("write_tests", "fetch_data")[int(rng.integers(0, 2))],
+        kappa_plan=kappa_plan,
+        red_runs=kappa_plan + 1,
+    )
+
+
+_DRAWS = {
+    "chain": _draw_chain,
+    "horizon": _draw_horizon,
+    "plans": _draw_plans,
+    "dag": _draw_dag,
+    "trace": _draw_trace,
+}

@@ -10,8 +10,11 @@ answers its detection rate (d); hostile submissions its robustness.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import import_module
 
 import nbformat
+
+from decompkit.variants import params
 
 from .submissions import (
     NOTEBOOKS,
@@ -37,12 +40,19 @@ class Case:
     lose: dict = field(default_factory=dict)  # notebook -> set of grade_ids, ALL or FAILED
 
 
+def _own(item: str, notebook: str = "dag", student: str = "different_types"):
+    """The answer ``item`` for ``student``'s own numbers, as that student would type it in."""
+    exercises = import_module(f"decompkit.exercises.{notebook}")
+    return exercises.key(params(notebook, student))[item]
+
+
 def _solved(nb):
     return lambda: submission(nb)
 
 
 def _with(nb, **answers):
-    return lambda: submission(nb, answers)
+    """Replace answer cells; an answer given as a callable is written when the bank is built."""
+    return lambda: submission(nb, {k: v() if callable(v) else v for k, v in answers.items()})
 
 
 def _then(nb, **appended):
@@ -205,8 +215,12 @@ CASES = [
                 critical_path_b_answer=(
                     "path_b = np.array(dag.critical_path(B.graph, B.durations).path)"
                 ),
-                spurious_slack_answer="slack_spurious = 2.0",
-                spurious_makespan_answer="makespan_spurious = np.int32(10)",
+                spurious_slack_answer=lambda: (
+                    f"slack_spurious = {float(_own('slack_spurious')):.1f}"
+                ),
+                spurious_makespan_answer=lambda: (
+                    f"makespan_spurious = np.int32({_own('makespan_spurious')})"
+                ),
                 coordinated_wall_answer=(
                     "wall_coordinated = float(\n"
                     "    dag.list_schedule(coordinated, coordinated_durations, P.workers)\n"
@@ -277,8 +291,10 @@ CASES = [
         },
         {PLANS: set(), DAG: set(), TRACE: set()},
     ),
+    # Every number below is typed in by hand for the lecture's own numbers: the id "lecture"
+    # (decompkit.variants.LECTURE) grades this folder against them.
     Case(
-        "different_by_hand",
+        "lecture",
         "different",
         {
             # A helper cell of the student's own; the placements are typed, the repaired plan

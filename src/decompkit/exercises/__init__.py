@@ -1,1 +1,39 @@
-"""Answer keys and visible checks of the exercise notebooks, one module per notebook."""
+"""Answer keys, visible checks and variant constraints of the exercise notebooks.
+
+Each module ``decompkit.exercises.<notebook>`` offers ``key(P)`` (every answer for the
+parameters ``P``), ``check(item, answer, P)`` (the visible check with hints) and
+``degenerate(P)`` (why ``P`` would make an exercise degenerate; empty when it is usable, which is
+what :func:`decompkit.variants.params` requires of every per-student draw).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+
+__all__ = ["mistake_clashes"]
+
+
+def mistake_clashes(
+    expected: Mapping, mistakes: Callable[[str], Mapping], *, rtol: float = 1e-3, margin: float = 2
+) -> list[str]:
+    """Numeric items whose answer a known mistake would also produce.
+
+    A hint must fire only for a wrong answer: every mistake's value has to differ from the right
+    one by more than ``margin`` times the check's relative tolerance.
+
+    Examples
+    --------
+    >>> mistake_clashes({"x": 1.0}, lambda item: {"forgot the square": 1.0001})
+    ["x: the mistake 'forgot the square' gives the answer itself (1.0)"]
+    >>> mistake_clashes({"x": 1.0}, lambda item: {"forgot the square": 1.2})
+    []
+    """
+    found = []
+    for item, value in expected.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            continue
+        for hint, wrong in mistakes(item).items():
+            if abs(float(wrong) - value) <= margin * rtol * abs(value) + 1e-12:
+                found.append(f"{item}: the mistake {hint!r} gives the answer itself ({value!r})")
+    return found

@@ -12,8 +12,18 @@ import math
 from .. import reliability as rel
 from ..checks import check_choices, check_number
 from ..variants import ChainParams
+from . import mistake_clashes
 
-__all__ = ["key", "check", "CHECK_ITEMS", "check_kinds", "check_reads", "kinds_key", "reads_key"]
+__all__ = [
+    "degenerate",
+    "key",
+    "check",
+    "CHECK_ITEMS",
+    "check_kinds",
+    "check_reads",
+    "kinds_key",
+    "reads_key",
+]
 
 
 def key(P: ChainParams) -> dict[str, float | bool]:
@@ -40,6 +50,26 @@ def key(P: ChainParams) -> dict[str, float | bool]:
         "per_step": graph.per_step,
         "per_graph": graph.per_graph,
     }
+
+
+def degenerate(P: ChainParams) -> list[str]:
+    """Why ``P`` would make an exercise of the notebook degenerate (empty when usable).
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> degenerate(params("chain"))
+    []
+    """
+    found = mistake_clashes(key(P), lambda item: _mistakes(item, P))
+    if not 0.02 <= P.task_success <= 0.5:
+        found.append(f"the monolithic task success {P.task_success} is too extreme to read")
+    if abs(P.d_other - P.phi_other) < 0.05:
+        found.append("the second check's d and phi are too close to decide by eye")
+    graph = rel.per_step_vs_per_graph(P.p, P.n, P.d_graph)
+    if graph.per_step - graph.per_graph < 0.05:
+        found.append("per-step and per-graph checks come out too close to compare")
+    return found
 
 
 def _mistakes(item: str, P: ChainParams) -> dict[str, float]:

@@ -22,8 +22,9 @@ from ..checks import (
 )
 from ..examples import speedup
 from ..variants import DagParams
+from . import mistake_clashes
 
-__all__ = ["key", "check", "path_problems"]
+__all__ = ["degenerate", "key", "check", "path_problems"]
 
 
 def key(P: DagParams) -> dict:
@@ -63,6 +64,45 @@ def key(P: DagParams) -> dict:
             coordinated, durations, P.workers, resources=B.resources
         ).makespan,
     }
+
+
+def _unique_critical_path(graph, durations) -> bool:
+    # Durations are positive, so two longest paths cannot share all their nodes: the path is
+    # unique exactly when no task off it has zero slack.
+    cp = dag.critical_path(graph, durations)
+    return sum(1 for s in cp.slack.values() if s == 0) == len(cp.path)
+
+
+def degenerate(P: DagParams) -> list[str]:
+    """Why ``P`` would make an exercise of the notebook degenerate (empty when usable).
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> degenerate(params("dag"))
+    []
+    """
+    A, B = P.A, P.B
+    expected = key(P)
+    found = mistake_clashes(expected, lambda item: _mistakes(item, P))
+    spurious = A.with_edge(*A.spurious_edge)
+    for name, graph, durations in (
+        ("example A", A.graph, A.durations),
+        ("example A with the spurious edge", spurious, A.durations),
+        ("example B", B.graph, B.durations),
+    ):
+        if not _unique_critical_path(graph, durations):
+            found.append(f"{name} has a tie on its critical path")
+    if expected["makespan_spurious"] != expected["makespan_a"]:
+        found.append("the spurious edge changes the makespan; the exercise is about slack")
+    if not 0 < expected["slack_spurious"] < expected["slack_a"]:
+        found.append("the spurious edge must cut the slack without using it all up")
+    serial = dag.critical_path(B.graph, B.durations).serial_time
+    if not expected["wall_coordinated"] < serial:
+        found.append("the coordinated run of example B is not faster than the list")
+    if not expected["locked"] < serial < expected["locked_coordinated"]:
+        found.append("the lock must leave a small gain that the coordination tax turns into a loss")
+    return found
 
 
 def path_problems(graph, durations, path) -> str:

@@ -9,8 +9,9 @@ import numpy as np
 from .. import markov
 from ..checks import CheckFailed, check_number, not_yet, on_track, unanswered
 from ..variants import HorizonParams
+from . import mistake_clashes
 
-__all__ = ["key", "check", "check_matrix"]
+__all__ = ["degenerate", "key", "check", "check_matrix"]
 
 
 def key(P: HorizonParams) -> dict[str, float | int | None]:
@@ -33,6 +34,34 @@ def key(P: HorizonParams) -> dict[str, float | int | None]:
     }
 
 
+def degenerate(P: HorizonParams) -> list[str]:
+    """Why ``P`` would make an exercise of the notebook degenerate (empty when usable).
+
+    Examples
+    --------
+    The lecture's own q = 0.5 makes the caught share (1-p) q equal to the missed share
+    (1-p)(1-q), so a hint could not tell the two apart; per-student draws avoid it:
+
+    >>> from decompkit.variants import params
+    >>> [problem.split(":")[0] for problem in degenerate(params("horizon"))]
+    ['escape_rate']
+    >>> degenerate(params("horizon", "s0001"))
+    []
+    """
+    expected = key(P)
+    found = mistake_clashes(expected, lambda item: _mistakes(item, P))
+    for item in ("success", "grounded"):
+        if not 0.05 <= expected[item] <= 0.95:
+            found.append(f"{item} = {expected[item]:.4f} is too close to 0 or 1 to be telling")
+    if expected["success"] - expected["success_no_audit"] < 0.05:
+        found.append("the audit barely changes success: the comparison would be trivial")
+    if expected["collapse"] is None:
+        found.append("nothing collapses on the grid")
+    if P.budget_factor <= expected["min_budget_factor"] + 0.2:
+        found.append("the budget factor barely pays for verification")
+    return found
+
+
 def _mistakes(item: str, P: HorizonParams) -> dict[str, float]:
     p, q, n, B, t = P.p, P.q, P.n, P.budget, P.t
     lam = (1 - p) * (1 - q)
@@ -45,9 +74,6 @@ def _mistakes(item: str, P: HorizonParams) -> dict[str, float]:
         },
         "success": {
             "that is p**n, the chain with no audit; here caught errors are retried": p**n,
-            "one round short: the budget allows B rounds, and (e_0 P^B) needs exactly B": (
-                markov.success_exact(n, p, q, B - 1)
-            ),
         },
         "success_no_audit": {
             "with q = 0 every error corrupts: the budget does not matter, the answer is p**n": (

@@ -23,6 +23,7 @@ __all__ = [
     "plan",
     "steps_table",
     "problems",
+    "degenerate",
     "key",
     "check",
     "check_placement",
@@ -124,6 +125,22 @@ def problems(name: str, P: PlansParams) -> list:
     except PlanError as error:
         return error.problems
     return []
+
+
+def degenerate(P: PlansParams) -> list[str]:
+    """Why ``P`` would make an exercise degenerate: the named plans must show their flaws.
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> degenerate(params("plans"))
+    []
+    """
+    found = []
+    for name in (P.plan_kinds, P.plan_cycle):
+        if not problems(name, P):
+            found.append(f"the plan {name!r} has no problem to find")
+    return found
 
 
 def _cycle(name: str, P: PlansParams) -> set:

@@ -14,8 +14,9 @@ from .. import scheduler as sc
 from ..checks import CheckFailed, check_number, check_set, unanswered
 from ..dag import ancestors, descendants
 from ..variants import TraceParams
+from . import mistake_clashes
 
-__all__ = ["failing_step", "key", "check"]
+__all__ = ["degenerate", "failing_step", "key", "check"]
 
 
 def failing_step(node, runs: int = 1) -> sc.ScriptedStep:
@@ -237,6 +238,25 @@ _SET_ITEMS = (
     "repaired_preds",
     "new_nodes_other",
 )
+
+
+def degenerate(P: TraceParams) -> list[str]:
+    """Why ``P`` would make an exercise of the notebook degenerate (empty when usable).
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> degenerate(params("trace"))
+    []
+    """
+    expected = key(P)
+    found = mistake_clashes(expected, lambda item: _mistakes(item, P, expected))
+    for item in ("blocked_early", "cancelled_stop"):
+        if not expected[item]:
+            found.append(f"the early failure leaves {item} empty: nothing to observe")
+    if expected["repairs_made"] != P.kappa_plan:
+        found.append("the red runs do not exhaust the repair cap")
+    return found
 
 
 def check(item: str, answer, P: TraceParams) -> bool:
