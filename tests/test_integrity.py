@@ -99,6 +99,7 @@ HONEST = {
     "own_class": "class A:\n    x = 1\nA.x = 2",
     "sys_reads": "sys.setrecursionlimit(5000)\nv = sys.version_info",
     "os_reads": "p = os.path.join('a', 'b')\nfiles = os.listdir('.')",
+    "environ_reads": "home = os.environ.get('HOME')\nuser = os.environ['USER'] if 0 else None",
     "strings_mentioning_attacks": "s = 'os.system(1)'\nt = \"get_ipython().run_cell\"",
     "name_like_get_ipython": "get_ipython_count = 3",
     "cell_magics_with_python": "%%time\ny = np.log(2)",
@@ -170,6 +171,14 @@ def test_attack_inserted_into_a_solution_notebook_is_the_only_flag():
 # --- a bank of hostile constructs: (source, line, kind, text the construct shows) ----------
 
 HOSTILE = {
+    # the environment names the student whose numbers the hidden tests use
+    "environ_item": (
+        "import os\nos.environ['DECOMPKIT_STUDENT'] = 'friend'", 2, "environment", "os.environ"
+    ),
+    "environ_alias": ("from os import environ as e\ne['X'] = '1'", 2, "environment", "e["),
+    "environ_update": ("os.environ.update(DECOMPKIT_STUDENT='x')", 1, "environment", "update"),
+    "environ_delete": ("del os.environ['DECOMPKIT_STUDENT']", 1, "environment", "del"),
+    "putenv": ("os.putenv('DECOMPKIT_STUDENT', 'x')", 1, "environment", "putenv"),
     # IPython hooks
     "ast_transformers": ("ip = get_ipython()\nip.ast_transformers.append(t)", 1, "hook", "get_"),
     "events_register": ("get_ipython().events.register('pre_run_cell', f)", 1, "hook", "events"),

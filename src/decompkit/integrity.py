@@ -19,6 +19,8 @@ is computed at run time, ``%run``, a shell line ``!...``, a cell that does not p
 ``module-patch``  attribute/item assignment, ``setattr``, ``delattr`` on a protected module
 ``code-patch``    assignment to ``__code__``, ``__defaults__``, ``f_lineno``, ... of any object
 ``file-write``    a write, rename or deletion whose path leaves the working folder
+``environment``   a change to ``os.environ`` (``putenv``, item stores, ``update``, ...): the
+                  grader names the student whose numbers a submission is checked against there
 ``process``       ``subprocess``, ``os.system``, ``os.exec*``, ``os.kill``, ``os._exit``, ...
 ``dynamic-code``  ``exec``/``eval``/``__import__`` of a string the scan cannot read
 ``magic``         ``%run``, ``!shell``, ``%%bash``, ``%cd`` and kin
@@ -63,6 +65,7 @@ KINDS = {
     "module-patch": "assigns into a module the tests rely on",
     "code-patch": "replaces the code or the frame of a function",
     "file-write": "writes, renames or deletes outside the working folder",
+    "environment": "changes the process environment, where the grader names the student",
     "process": "starts or controls a process",
     "dynamic-code": "runs code the scan cannot read",
     "magic": "IPython magic or shell command",
@@ -106,6 +109,8 @@ _PROCESS_NAMES = tuple(
     " os._exit os.abort os.startfile asyncio.create_subprocess_"
     " concurrent.futures.ProcessPoolExecutor concurrent.futures.process".split()
 )
+_ENVIRONMENT = ("os.environ", "os.environb", "posix.environ")
+_ENVIRONMENT_CALLS = {"os.putenv", "os.unsetenv", "posix.putenv", "posix.unsetenv"}
 _IMPORT_MACHINERY = ("sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache")
 _CODE_ATTRS = set(
     "__code__ __defaults__ __kwdefaults__ __globals__ __closure__ f_lineno f_trace"
@@ -822,6 +827,8 @@ class _Scanner:
         hit = self.protected(full)
         if hit is not None:
             self.report(statement, _root_kind(hit), "flag", f"assigns into {hit}")
+        elif isinstance(target, ast.Subscript) and any(_under(b, _ENVIRONMENT) for b in bases):
+            self.report(statement, "environment", "flag", "changes an environment variable")
 
     # calls
 
@@ -836,6 +843,8 @@ class _Scanner:
             self.visit(keyword.value)
         self.check_reference(node, self.resolve_call(node))  # getattr(os, "system"), ...
         func = self.resolve(node.func)
+        if func & _ENVIRONMENT_CALLS:
+            self.report(node, "environment", "flag", f"calls {min(func & _ENVIRONMENT_CALLS)}")
         self.check_setattr(node, func)
         self.check_dynamic(node, func)
         self.check_files(node, func)
@@ -867,6 +876,9 @@ class _Scanner:
         if method not in _DICT_MUTATORS | _LIST_MUTATORS:
             return
         for name in sorted(self.resolve(node.func.value)):
+            if _under(name, _ENVIRONMENT) and method in _DICT_MUTATORS:
+                self.report(node, "environment", "flag", f"changes {name} in place")
+                return
             container = (
                 _under(name, _IMPORT_MACHINERY)
                 or (name.endswith(".__dict__") and _under(name, PROTECTED_MODULES))

@@ -9,13 +9,17 @@ answers its detection rate (d); hostile submissions its robustness.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from importlib import import_module
 
 import nbformat
 
+from decompkit.answer_key import GRADE_CELLS
 from decompkit.variants import params
 
+from .inprocess import load, run
 from .submissions import (
     NOTEBOOKS,
     RELEASED,
@@ -44,6 +48,41 @@ def _own(item: str, notebook: str = "dag", student: str = "different_types"):
     """The answer ``item`` for ``student``'s own numbers, as that student would type it in."""
     exercises = import_module(f"decompkit.exercises.{notebook}")
     return exercises.key(params(notebook, student))[item]
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _typed_for(classmate: str, nb: str = "01-chain-reliability"):
+    """The notebook with every numeric answer typed in as computed for ``classmate``'s id."""
+    _, bound = run(load(nb), classmate)
+    typed = {
+        grade_id: "\n".join(f"{k} = {float(v)!r}" for k, v in names.items())
+        for grade_id, names in bound.items()
+        if names
+        and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in names.values())
+    }
+    return lambda: submission(nb, typed)
+
+
+def _differing(student: str, classmate: str, notebook: str = "chain") -> set:
+    """Graded cells whose numeric answer differs between two students' numbers."""
+    exercises = import_module(f"decompkit.exercises.{notebook}")
+    mine = exercises.key(params(notebook, student))
+    theirs = exercises.key(params(notebook, classmate))
+    return {
+        cell
+        for cell, item in GRADE_CELLS[notebook].items()
+        if isinstance(mine[item], float)
+        and not math.isclose(mine[item], theirs[item], rel_tol=1e-3)
+    }
+
+
+def _with_id_cell(nb, student: str):
+    cell = next(c for c in nb.cells if "student-id" in c.metadata.get("tags", []))
+    cell.source = f"STUDENT_ID = {student!r}"
+    return nb
 
 
 def _solved(nb):
@@ -227,9 +266,14 @@ CASES = [
                     "    .makespan\n"
                     ")"
                 ),
-                speedup_answer="speedup_b = np.float64(30) / np.float64(wall_coordinated)",
-                locked_answer="locked = np.float32(29)",
-                locked_coordinated_answer="locked_coordinated = 33.0",
+                speedup_answer=lambda: (
+                    f"speedup_b = np.float64({_own('speedup_b') * _own('wall_coordinated')})"
+                    " / np.float64(wall_coordinated)"
+                ),
+                locked_answer=lambda: f"locked = np.float32({_own('locked')})",
+                locked_coordinated_answer=lambda: (
+                    f"locked_coordinated = {float(_own('locked_coordinated'))}"
+                ),
             ),
             TRACE: _with(
                 TRACE,
@@ -444,7 +488,22 @@ CASES = [
         {CHAIN: lambda: _stall_explore_cells(submission(CHAIN))},
         {CHAIN: set()},
     ),
+    Case(
+        "typed_classmate_id",
+        "different",
+        # The marked id cell names a classmate; the folder's id still decides the numbers, and
+        # answers written as formulas of P are right for them.
+        {CHAIN: lambda: _with_id_cell(submission(CHAIN), "solved")},
+        {CHAIN: set()},
+    ),
     # --- common wrong answers: each must lose exactly its own item (d = 1) -------------------
+    Case(
+        "copied_numbers",
+        "wrong",
+        # Every number typed in as worked out for a classmate's id earns nothing.
+        {CHAIN: _typed_for("solved")},
+        {CHAIN: _differing("copied_numbers", "solved")},
+    ),
     Case(
         "wrong_chain",
         "wrong",
@@ -457,7 +516,7 @@ CASES = [
                 undetected_floor_answer="floor = (1 - P.p) * P.d",
                 retry_limit_answer="e_attempts = 1 / P.p\np_inf = P.p / (1 - (1 - P.p))",
                 fallible_answer="p_prime_phi = P.p + (1 - P.p) * P.d * P.p",
-                check_helps_answer="other_helps = True",
+                check_helps_answer="other_helps = P.phi_other > P.d_other",
                 per_step_answer=(
                     "p_graph = (P.p + (1 - P.p) * P.d_graph * P.p) ** P.n\n"
                     "p_step = P.p**P.n + (1 - P.p**P.n) * P.d_graph * P.p**P.n"

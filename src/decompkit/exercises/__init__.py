@@ -8,10 +8,28 @@ what :func:`decompkit.variants.params` requires of every per-student draw).
 
 from __future__ import annotations
 
+import copy
+import functools
 import numbers
 from collections.abc import Callable, Mapping
 
-__all__ = ["mistake_clashes"]
+__all__ = ["mistake_clashes", "cached_key"]
+
+
+def cached_key(key: Callable) -> Callable:
+    """Compute an answer key once per parameter object; hand out a fresh copy every time.
+
+    Every visible check looks up its item in the whole key, and a scheduler notebook's key runs
+    a dozen simulations: without the cache a notebook's checks would redo them all per answer.
+    Parameter objects are frozen dataclasses, so they serve as cache keys.
+    """
+    cached = functools.lru_cache(maxsize=256)(key)
+
+    @functools.wraps(key)
+    def fresh(P):
+        return copy.deepcopy(cached(P))
+
+    return fresh
 
 
 def mistake_clashes(

@@ -12,7 +12,7 @@ import math
 from .. import reliability as rel
 from ..checks import check_choices, check_number
 from ..variants import ChainParams
-from . import mistake_clashes
+from . import cached_key, mistake_clashes
 
 __all__ = [
     "degenerate",
@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 
+@cached_key
 def key(P: ChainParams) -> dict[str, float | bool]:
     """Every numeric answer of the notebook for the parameters ``P``.
 

@@ -22,11 +22,12 @@ from ..checks import (
 )
 from ..examples import speedup
 from ..variants import DagParams
-from . import mistake_clashes
+from . import cached_key, mistake_clashes
 
 __all__ = ["degenerate", "key", "check", "path_problems"]
 
 
+@cached_key
 def key(P: DagParams) -> dict:
     """Every answer of the notebook for the parameters ``P`` (paths: one valid choice).
 

@@ -9,11 +9,12 @@ import numpy as np
 from .. import markov
 from ..checks import CheckFailed, check_number, not_yet, on_track, unanswered
 from ..variants import HorizonParams
-from . import mistake_clashes
+from . import cached_key, mistake_clashes
 
 __all__ = ["degenerate", "key", "check", "check_matrix"]
 
 
+@cached_key
 def key(P: HorizonParams) -> dict[str, float | int | None]:
     """Every numeric answer of the notebook for the parameters ``P``.
 

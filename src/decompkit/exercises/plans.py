@@ -16,6 +16,7 @@ from .. import architectures
 from ..checks import CheckFailed, check_set, not_yet, on_track, unanswered
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
 from ..variants import PlansParams
+from . import cached_key
 
 __all__ = [
     "PLANS",
@@ -151,6 +152,7 @@ def _contradictions(name: str, kind: str) -> set:
     return {p.steps for p in edge_contradictions(plan(name)) if p.kind == kind}
 
 
+@cached_key
 def key(P: PlansParams) -> dict:
     """Every answer of the notebook for the parameters ``P`` (placements excepted).
 

@@ -14,7 +14,7 @@ from .. import scheduler as sc
 from ..checks import CheckFailed, check_number, check_set, unanswered
 from ..dag import ancestors, descendants
 from ..variants import TraceParams
-from . import mistake_clashes
+from . import cached_key, mistake_clashes
 
 __all__ = ["degenerate", "failing_step", "key", "check"]
 
@@ -72,6 +72,7 @@ def _limit(P: TraceParams):
     return result, False
 
 
+@cached_key
 def key(P: TraceParams) -> dict:
     """Every answer of the notebook for the parameters ``P``.
 

@@ -1,0 +1,238 @@
+"""Per-student variants: who gets which numbers, and what grading does with them.
+
+The 200-id checks grade in this process (inprocess.py); the nbgrader pipeline itself grades
+variants in test_grading.py (every bank folder is its own student id).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from importlib import import_module
+
+import pytest
+
+from decompkit import answer_key, variants
+from decompkit.variants import LECTURE, NOTEBOOKS, params, student_id
+
+from .inprocess import load, run
+
+IDS = [f"s{number:04d}" for number in range(200)]
+FILES = answer_key.FILES
+
+
+def _key(notebook, student):
+    return import_module(f"decompkit.exercises.{notebook}").key(params(notebook, student))
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+# -- where the id comes from --------------------------------------------------------------
+
+
+def test_without_an_id_the_lecture_numbers_are_used():
+    for name, cls in NOTEBOOKS.items():
+        assert params(name) == cls() == params(name, None) == params(name, LECTURE)
+
+
+def test_the_lecture_figures_come_out_of_the_no_id_path():
+    chain, horizon = _key("chain", None), _key("horizon", None)
+    dag, trace = _key("dag", None), _key("trace", None)
+    assert round(chain["chain_success"], 4) == 0.3487
+    assert round(chain["per_step"], 3) == 0.904 and round(chain["per_graph"], 3) == 0.576
+    assert round(horizon["success"], 3) == 0.273 and horizon["collapse"] == 30
+    assert (dag["makespan_a"], dag["slack_a"], dag["slack_spurious"]) == (10, 5, 2)
+    assert (dag["wall_coordinated"], dag["locked"], dag["locked_coordinated"]) == (22, 29, 33)
+    assert round(dag["speedup_b"], 2) == 1.36
+    assert (trace["end_drain"], trace["end_repaired"], trace["end_gives_up"]) == (8, 15, 19)
+
+
+def test_the_grader_id_beats_the_hub_which_beats_the_typed_id(monkeypatch):
+    assert student_id("typed") == "typed"
+    monkeypatch.setenv("JUPYTERHUB_USER", "hub-user")
+    assert student_id("typed") == "hub-user"
+    on_the_hub = params("chain", "typed")
+    monkeypatch.setenv("DECOMPKIT_STUDENT", "graded")
+    assert student_id("typed") == "graded"
+    monkeypatch.setenv("DECOMPKIT_STUDENT", "  ")
+    assert student_id("typed") == "hub-user"  # an empty variable is no id
+    monkeypatch.delenv("DECOMPKIT_STUDENT")
+    monkeypatch.delenv("JUPYTERHUB_USER")
+    assert on_the_hub == params("chain", "hub-user") != params("chain", "typed")
+
+
+def test_the_same_id_gives_the_same_numbers_in_any_process():
+    # Fixed by sha256 of "decomp:chain:s0001", not by Python's salted hash().
+    assert params("chain", "s0001") == params("chain", " s0001 ")
+    P = params("chain", "s0001")
+    assert (P.p, P.n, P.d) == (0.797, 5, 0.842)
+
+
+def test_another_assignment_gives_other_numbers():
+    assert params("chain", "s0001") != params("chain", "s0001", assignment="decomp-2027")
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [(42, r"student must be a string or None, got 42"), ("a b", r"must not contain spaces")],
+)
+def test_a_malformed_id_is_refused(bad, match):
+    with pytest.raises(ValueError, match=match):
+        params("chain", bad)
+
+
+def test_an_unknown_notebook_is_refused():
+    with pytest.raises(ValueError, match=r"notebook must be one of .*, got 'chains'"):
+        params("chains", "s0001")
+
+
+# -- 200 students ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return {name: [_key(name, who) for who in IDS] for name in NOTEBOOKS if name != "plans"}
+
+
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+def test_every_variant_passes_its_notebooks_degeneracy_checks(notebook):
+    checker = import_module(f"decompkit.exercises.{notebook}")
+    for who in IDS:
+        assert checker.degenerate(params(notebook, who)) == [], who
+
+
+@pytest.mark.parametrize("notebook", ["chain", "horizon", "dag", "trace"])
+def test_no_two_students_share_the_numbers_of_a_notebook(keys, notebook):
+    numbers_of = [
+        tuple(round(float(v), 9) for v in key.values() if _numeric(v)) for key in keys[notebook]
+    ]
+    assert len(set(numbers_of)) == len(IDS)
+
+
+def test_every_variant_keeps_the_stories_the_notebooks_tell(keys):
+    for key in keys["dag"]:
+        assert key["makespan_spurious"] == key["makespan_a"]
+        assert 0 < key["slack_spurious"] < key["slack_a"]
+        assert key["locked"] < key["locked_coordinated"]
+    for key in keys["horizon"]:
+        assert key["success"] > key["success_no_audit"] + 0.05
+        assert key["collapse"] is not None
+    for key in keys["trace"]:
+        assert key["cancelled_stop"] and key["blocked_early"]
+    assert {key["other_check_helps"] for key in keys["chain"]} == {True, False}
+
+
+def _same(notebook, item, a, b) -> bool:
+    """Whether two answers are equal as the item's hidden test compares them."""
+    if item == "speedup_b":
+        return math.isclose(a, b, rel_tol=5e-3)
+    if notebook in ("dag", "trace"):
+        return a == b  # whole numbers of time units, compared exactly
+    return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-9)
+
+
+#: Share of student pairs whose answers to one numeric item coincide (as its hidden test
+#: compares), over the 19,900 pairs of the 200 ids; measured at most 0.035 for every item
+#: but these: the collapse horizon lives on a grid of 40 values (0.098), the repair count is
+#: the cap kappa_plan of 1 to 3 (0.33), and counting orders asks about the shared structure.
+COINCIDENCE_CEILING = {"collapse": 0.11, "repairs_made": 0.35, "n_orders_a": 1, "n_orders_b": 1}
+
+
+@pytest.mark.parametrize("notebook", ["chain", "horizon", "dag", "trace"])
+def test_numeric_answers_rarely_coincide_between_students(keys, notebook):
+    items = [k for k, v in keys[notebook][0].items() if _numeric(v)]
+    for item in items:
+        values = [key[item] for key in keys[notebook]]
+        pairs = itertools.combinations(values, 2)
+        same = sum(_same(notebook, item, a, b) for a, b in pairs) / math.comb(len(values), 2)
+        assert same <= COINCIDENCE_CEILING.get(item, 0.04), (item, same)
+
+
+def test_the_counting_items_are_the_same_for_everyone_by_design(keys):
+    # Counting orders asks about the plan's structure, which every student shares.
+    assert len({(k["n_orders_a"], k["n_orders_b"]) for k in keys["dag"]}) == 1
+
+
+@pytest.fixture(scope="module")
+def notebooks():
+    return {name: (load(name), load(name, released=True)) for name in FILES.values()}
+
+
+@pytest.mark.parametrize("notebook", sorted(FILES))
+def test_every_variant_solution_scores_full_marks_and_its_release_zero(notebooks, notebook):
+    solution, released = notebooks[FILES[notebook]]
+    for who in IDS:
+        earned, _ = run(solution, who)
+        assert earned and all(points > 0 for points in earned.values()), (who, earned)
+        untouched, _ = run(released, who)
+        assert set(untouched) == set(earned) and sum(untouched.values()) == 0, who
+
+
+@pytest.mark.parametrize("notebook", ["chain", "horizon", "dag", "trace"])
+def test_numbers_worked_out_for_a_classmate_earn_nothing(notebooks, notebook):
+    """A student types in the answers computed for a classmate's id: graded under their own
+    folder's id, every numeric item whose answer differs between the two scores 0."""
+    solution, _ = notebooks[FILES[notebook]]
+    cells = answer_key.GRADE_CELLS[notebook]
+    for own, other in zip(IDS[0:100:2], IDS[1:100:2], strict=True):
+        _, typed = run(solution, other)
+        earned, _ = run(solution, own, typed=typed)
+        mine, theirs = _key(notebook, own), _key(notebook, other)
+        for cell, item in cells.items():
+            if not _numeric(mine[item]):
+                continue
+            if _same(notebook, item, mine[item], theirs[item]):
+                continue  # the two answers coincide: typing it in is simply right
+            assert earned[cell] == 0, (own, other, cell)
+
+
+def test_the_answer_key_lists_every_graded_cell_of_the_notebooks(notebooks):
+    for notebook, cells in answer_key.GRADE_CELLS.items():
+        solution, _ = notebooks[FILES[notebook]]
+        graded = {
+            c.metadata["nbgrader"]["grade_id"]
+            for c in solution
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+        }
+        assert set(cells) <= graded
+        structural = graded - set(cells)
+        if notebook == "chain":
+            assert structural == {"check_kinds_value", "check_reads_value"}
+        if notebook in ("horizon",):
+            assert structural == {"transition_matrix_value"}
+
+
+def test_the_class_answer_key_as_csv(tmp_path):
+    import csv
+
+    path = tmp_path / "key.csv"
+    rows = answer_key.write_csv(path, ["s0001", "s0002"], ["chain", "dag"])
+    table = list(csv.DictReader(path.open()))
+    assert rows == len(table) == 2 * (12 + 13)
+    first = table[0]
+    assert (first["student"], first["grade_id"], first["item"]) == (
+        "s0001",
+        "chain_success_value",
+        "chain_success",
+    )
+    assert math.isclose(float(first["answer"]), 0.797**5, rel_tol=1e-9)
+    assert "p=0.797" in first["parameters"]
+
+
+def test_the_key_command_prints_a_students_numbers(capsys):
+    assert answer_key.main(["s0001", "--notebook", "chain"]) == 0
+    out = capsys.readouterr().out
+    assert "p=0.797" in out and "chain_success_value" in out
+    assert answer_key.main(["a b"]) == 2
+    assert "must not contain spaces" in capsys.readouterr().err
+
+
+def test_variants_module_draws_only_from_its_own_generator():
+    # Two draws of the same id, with unrelated draws in between, agree.
+    first = params("trace", "s0042")
+    variants._draw.cache_clear()
+    params("dag", "s0043")
+    assert params("trace", "s0042") == first
