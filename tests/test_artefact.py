@@ -233,7 +233,7 @@ def test_construction_lists_every_problem():
                 step("b", "a"),
                 step("c", "b"),
                 step("b"),
-                step("e", "zz"),
+                step("e", ["zz"]),
                 Step("", "x", verification=""),
                 step("f", state=DONE, evidence="log"),
             ],
@@ -249,6 +249,7 @@ def test_construction_lists_every_problem():
     cycle = problems(info)[-1].steps
     assert cycle[0] == cycle[-1] and set(cycle) == {"a", "b", "c"}
     assert "would form a cycle" in str(info.value) and "'zz'" in str(info.value)
+    assert "the step at position 6 has id ''; it must be a non-empty str" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -258,6 +259,7 @@ def test_construction_lists_every_problem():
         ([step("a", "a")], "cycle: 'a' -> 'a'"),
         ([Step("a", "x", verification="v", depends_on="b")], "depends_on 'b'"),
         ([Step("a", "x", verification="v", depends_on=("b", "b"))], "repeated dependency"),
+        ([Step("a", "x", verification="v", depends_on=[["b"]])], "depends_on (['b'],)"),
         ([Step("a", "x", verification="v", note=3)], "note 3, not a str"),
         ([Step("a", "x", verification=" ")], "verification ' '; it must be a non-empty str"),
     ],
@@ -274,6 +276,8 @@ def test_construction_argument_errors():
         Plan("g", [step("a")], clock=3)
     with pytest.raises(ValueError, match=r"steps\[0\] must be a Step or a mapping"):
         Plan("g", ["a"])
+    with pytest.raises(ValueError, match=r"steps\[1\] has id \['a'\]; an id must be a str"):
+        Plan("g", [step("b"), Step(["a"], "x", verification="v")])
     with pytest.raises(ValueError, match=r"steps\[0\] is not a valid step"):
         Plan("g", [{"id": "a", "colour": "red"}])
     with pytest.raises(ValueError, match="steps must be a list of steps, got 'a'"):
@@ -422,6 +426,8 @@ REFUSALS = [
     ("not_done", {"reopen": ["b"]}, "'b' is pending; only done steps can be reopened"),
     ("dependent_done", {"reopen": ["a"]}, "reopening 'a' invalidates 'c' (active)"),
     ("not_pending", {"add": [step("x", state=BLOCKED)]}, "new steps start pending"),
+    # A duplicate of a done step is one problem: the old step's state is not re-checked.
+    ("duplicate_id", {"add": [step("a")]}, "step id 'a' is used more than once"),
     ("malformed", {"add": [step("x", note=None)]}, "note None, not a str"),
     ("malformed", {"notes": {"a": 7}}, "note for 'a' must be a str, got 7"),
     ("empty", {}, "revision changes nothing"),
@@ -565,32 +571,55 @@ def test_migration_clock_is_injected():
 
 # --- property: random legal and illegal moves keep the invariants ---------------------------
 
+IDS = ["a", "b", "c", "d", "e", "n0"]
+# Moves that need earlier moves to succeed ("finish" = start then complete; "pending" puts
+# back, unblocks or reopens) are listed more than once so that long runs reach every state.
+MOVE_KINDS = [*STATES, "pending", "active", "finish", "finish", "finish", "reopen", "reopen"]
+MOVE_KINDS += ["edge", "edge", "unedge", "remove", "add"]
 MOVES = st.lists(
     st.tuples(
-        st.sampled_from(["a", "b", "c", "d", "e"]),
-        st.sampled_from(STATES + ["edge"]),
-        st.sampled_from(["a", "b", "c", "d", "e"]),
+        st.sampled_from(IDS),
+        st.sampled_from(MOVE_KINDS),
+        st.sampled_from(IDS),
         st.booleans(),
     ),
-    max_size=40,
+    min_size=5,
+    max_size=60,
 )
+
+
+def apply(plan, sid, move, other, careful):
+    """One attempted move; ``careful`` supplies the reason and evidence a move may need."""
+    if move == "edge":
+        return plan.revise(reason="r", observation="o", add_edges=[(other, sid)])
+    if move == "unedge":
+        return plan.revise(reason="r", observation="o", remove_edges=[(other, sid)])
+    if move in ("remove", "reopen"):
+        return plan.revise(reason="r", observation="o", **{move: [sid]})
+    if move == "add":
+        new = f"n{sum(e.kind == 'revision' and bool(e.added_nodes) for e in plan.events)}"
+        return plan.revise(reason="r", observation="o", add=[step(new, [other])])
+    if move == "finish":
+        plan.transition(sid, ACTIVE)
+        return plan.transition(sid, DONE, evidence="log")
+    kw = {"reason": "r"} if careful or move != "pending" else {}
+    if move == "done" and careful:
+        kw["evidence"] = "log"
+    return plan.transition(sid, move, **kw)
 
 
 @given(MOVES)
 def test_random_moves_keep_the_invariants(moves):
     plan = Plan("g", [step("a"), step("b", "a"), step("c", "a"), step("d", "bc"), step("e")])
-    for sid, to, other, careful in moves:
+    for sid, move, other, careful in moves:
         before = snapshot(plan)
         try:
-            if to == "edge":
-                plan.revise(reason="r", observation="o", add_edges=[(other, sid)])
-            else:
-                kw = {"reason": "r"} if careful or to != "pending" else {}
-                if to == "done" and careful:
-                    kw["evidence"] = "log"
-                plan.transition(sid, to, **kw)
-        except (TransitionError, RevisionError):
+            apply(plan, sid, move, other, careful)
+        except (TransitionError, RevisionError, ValueError) as error:
             assert snapshot(plan) == before
+            # A ValueError that is neither of the two is a bad argument: an unknown step.
+            if not isinstance(error, (TransitionError, RevisionError)):
+                assert "unknown step" in str(error)
             continue
         assert len(plan.events) > len(before[1])
         states = {s.id: s.state for s in plan.steps}
@@ -599,10 +628,13 @@ def test_random_moves_keep_the_invariants(moves):
                 assert s.evidence
             if s.state in (ACTIVE, DONE):
                 assert all(states[d] is DONE for d in s.depends_on)
+        assert set(plan.invariants) <= set(states)
         topological_order(plan.graph())  # raises on a cycle
         assert plan.ready() == tuple(
             s.id
             for s in plan.steps
             if s.state is PENDING and all(states[d] is DONE for d in s.depends_on)
         )
+        p = plan.progress()
+        assert p.current_done == list(states.values()).count(DONE)
     assert [e.seq for e in plan.events] == list(range(len(plan.events)))

@@ -65,7 +65,13 @@ _short.maxother = 60
 
 
 class State(str, Enum):
-    """The state of a step; compares equal to its name (``State.DONE == "done"``)."""
+    """The state of a step; compares equal to its name (``State.DONE == "done"``).
+
+    Examples
+    --------
+    >>> State("done") is DONE, sorted(map(str, TRANSITIONS[ACTIVE]))
+    (True, ['abandoned', 'blocked', 'done', 'pending'])
+    """
 
     PENDING = "pending"
     ACTIVE = "active"
@@ -167,6 +173,12 @@ class Step:
     evidence, reason : str or None
         The evidence of a done step; the reason given with the latest move (an abandoned or
         blocked step keeps it).
+
+    Examples
+    --------
+    >>> s = Step("deploy", "Deploy the services", depends_on=["patch"], verification="live")
+    >>> s.depends_on, s.state
+    (('patch',), <State.PENDING: 'pending'>)
     """
 
     id: str
@@ -192,6 +204,13 @@ class Transition:
 
     ``kind`` names the move (``"start"``, ``"complete"``, ``"reopen"``, ...; ``"a->b"`` for a
     pair outside the table, which only a log from a looser tracker can hold).
+
+    Examples
+    --------
+    >>> Transition(0, 0.0, "deploy", "active", "done", evidence="health checks green").kind
+    'complete'
+    >>> Transition(1, 0.0, "deploy", "pending", "done").kind  # a looser tracker's record
+    'pending->done'
     """
 
     seq: int
@@ -218,6 +237,12 @@ class Revision:
 
     ``structural`` is true when nodes or edges changed (a reopen or a note alone is not);
     ``goal_changed`` when ``new_goal`` is set, which a :class:`Plan` always refuses.
+
+    Examples
+    --------
+    >>> r = Revision(0, 0.0, "result wrong", "test 7 red", reopened=("patch_etl",))
+    >>> r.structural, r.goal_changed
+    (False, False)
     """
 
     seq: int
@@ -307,20 +332,28 @@ class Progress:
 
 
 def _as_step(where: str, item) -> Step:
-    if isinstance(item, Step):
-        return item
     if isinstance(item, Mapping):
         try:
-            return Step(**item)
+            item = Step(**item)
         except TypeError as error:
             raise ValueError(f"{where} is not a valid step: {error}") from None
-    raise ValueError(f"{where} must be a Step or a mapping of its fields, got {_short.repr(item)}")
+    if not isinstance(item, Step):
+        raise ValueError(
+            f"{where} must be a Step or a mapping of its fields, got {_short.repr(item)}"
+        )
+    if not isinstance(item.id, str):  # every later check keys on the id
+        raise ValueError(f"{where} has id {_short.repr(item.id)}; an id must be a str")
+    return item
 
 
-def _step_problems(step: Step) -> list[PlanProblem]:
-    label = step.id if _text(step.id) else _short.repr(step.id)
+def _well_formed_deps(deps) -> bool:
+    return isinstance(deps, tuple) and all(isinstance(d, str) for d in deps)
+
+
+def _step_problems(step: Step, position: int) -> list[PlanProblem]:
+    label = step.id if _text(step.id) else f"#{position}"
     deps = step.depends_on
-    bad_deps = not isinstance(deps, tuple) or not all(isinstance(d, str) for d in deps)
+    bad_deps = not _well_formed_deps(deps)
     checks = [
         (not _text(value), "malformed", f"{field} {_short.repr(value)}; it must be a non-empty str")
         for field, value in [
@@ -338,14 +371,14 @@ def _step_problems(step: Step) -> list[PlanProblem]:
             f"state {str(step.state)!r}; new steps start pending, without evidence",
         ),
     ]
-    return [
-        PlanProblem(kind, (label,), f"step {label!r} has {why}") for bad, kind, why in checks if bad
-    ]
+    where = f"step {label!r}" if _text(step.id) else f"the step at position {position}"
+    return [PlanProblem(kind, (label,), f"{where} has {why}") for bad, kind, why in checks if bad]
 
 
-def _graph_problems(steps: list[Step], fresh) -> list[PlanProblem]:
-    """Problems of a candidate list: the fresh steps' fields, ids, dependencies, cycles."""
-    problems = [p for s in steps if s.id in fresh for p in _step_problems(s)]
+def _graph_problems(steps: list[Step], fresh: int) -> list[PlanProblem]:
+    """Problems of a candidate list: its last ``fresh`` steps' fields, ids, dependencies, cycles."""
+    new = steps[len(steps) - fresh :]
+    problems = [p for k, s in enumerate(new, start=1) for p in _step_problems(s, k)]
     seen: set = set()
     for s in steps:
         if s.id in seen:
@@ -353,10 +386,10 @@ def _graph_problems(steps: list[Step], fresh) -> list[PlanProblem]:
                 PlanProblem("duplicate_id", (s.id,), f"step id {s.id!r} is used more than once")
             )
         seen.add(s.id)
-    ids = {s.id for s in steps if isinstance(s.id, str)}
+    ids = {s.id for s in steps}
     graph = {}
     for s in steps:
-        if not isinstance(s.id, str) or s.id in graph or not isinstance(s.depends_on, tuple):
+        if s.id in graph or not _well_formed_deps(s.depends_on):
             continue
         for d in s.depends_on:
             if d not in ids:
@@ -436,8 +469,8 @@ class Plan:
     ... ])
     >>> plan
     Plan('ship v2', 2 steps, 0 done)
-    >>> plan.invariants
-    ('test',)
+    >>> plan.goal, [s.id for s in plan.steps], plan.events, plan.invariants
+    ('ship v2', ['build', 'test'], (), ('test',))
     """
 
     def __init__(self, goal: str, steps, *, clock=None):
@@ -446,7 +479,7 @@ class Plan:
             raise ValueError(f"clock must be callable, got {_short.repr(clock)}")
         self._clock = time.time if clock is None else clock
         steps = [_as_step(f"steps[{k}]", s) for k, s in enumerate(_items("steps", steps, "steps"))]
-        problems = _graph_problems(steps, {s.id for s in steps})
+        problems = _graph_problems(steps, len(steps))
         if not steps:
             problems.append(PlanProblem("size", (), "plan has no steps"))
         if problems:
@@ -754,14 +787,15 @@ dependencies not done: 'a' (pending)
         def problem(kind, steps, message):
             problems.append(PlanProblem(kind, tuple(steps), message))
 
-        if goal is not None and goal != self._goal:
+        drift = goal is not None and goal != self._goal
+        if drift:
             problem(
                 "goal",
                 (),
                 f"revision would change the goal from {self._goal!r} to "
                 f"{_short.repr(goal)}; the goal is fixed for the life of the plan",
             )
-        if not (new or remove or add_edges or remove_edges or reopen or notes):
+        if not (drift or new or remove or add_edges or remove_edges or reopen or notes):
             problem("empty", (), "revision changes nothing")
         for sid in [*remove, *reopen, *notes]:
             if sid not in old:
@@ -810,7 +844,7 @@ dependencies not done: 'a' (pending)
         kept = [s for sid, s in old.items() if sid not in remove]
         deps = {s.id: list(s.depends_on) for s in kept}
         for s in new:
-            if isinstance(s.depends_on, tuple):
+            if _well_formed_deps(s.depends_on):
                 deps.setdefault(s.id, list(s.depends_on))
         dropped = [(d, sid) for sid in remove if sid in old for d in old[sid].depends_on]
         for s in kept:
@@ -837,10 +871,10 @@ dependencies not done: 'a' (pending)
                     deps[v].remove(u)
         candidate = [replace(s, depends_on=tuple(deps[s.id])) for s in kept]
         candidate += [
-            replace(s, depends_on=tuple(deps[s.id])) if isinstance(s.depends_on, tuple) else s
+            replace(s, depends_on=tuple(deps[s.id])) if _well_formed_deps(s.depends_on) else s
             for s in new
         ]
-        found = _graph_problems(candidate, {s.id for s in new})
+        found = _graph_problems(candidate, len(new))
         problems += found
         graph = {s.id: s.depends_on for s in candidate}
         if not found:  # ancestor sets are only meaningful for a valid graph
@@ -976,6 +1010,10 @@ def migration_stages(*, clock=None):
     put back and three steps are added: sweep the scheduled jobs, patch the scheduler, deploy
     again; verification is re-pointed from ``deploy`` to ``redeploy`` (the lecture's
     "re-point" repair, so the invariant step stays the sink and still waits for ``deploy``).
+    Verification was never done, so it is *put back* (active -> pending), not reopened: its
+    result was not accepted, only its run stopped. The six steps are F, S, P, E, Y, V of worked
+    example B (:func:`decompkit.examples.migration`), without the runbook, dashboard and
+    approval steps.
 
     Parameters
     ----------

@@ -184,11 +184,18 @@ def _correlation(value) -> Correlation | None:
     raise ValueError(f"correlated must be None, True, False or a Correlation, got {value!r}")
 
 
-def _effective_q(q, auditor_reads_trace, persuasion):
-    """Detection the audit actually achieves: q, or q (1 - persuasion) from the narration."""
+def _loop_args(n, p, q, budget, auditor_reads_trace, persuasion):
+    """Validate and broadcast; q becomes the detection the audit actually achieves."""
+    n = count("n", n, minimum=1)
+    p = probability("p", p)
+    q = probability("q", q)
+    budget = count("budget", budget)
     reads = _flag("auditor_reads_trace", auditor_reads_trace)
-    persuasion = _single("persuasion", probability("persuasion", persuasion))
-    return q * (1.0 - persuasion) if reads else q
+    persuasion = probability("persuasion", persuasion)
+    if not reads:
+        return broadcast(n=n, p=p, q=q, budget=budget)
+    n, p, q, budget, persuasion = broadcast(n=n, p=p, q=q, budget=budget, persuasion=persuasion)
+    return n, p, q * (1.0 - persuasion), budget
 
 
 # ---------------------------------------------------------------- the object-level loop
@@ -219,7 +226,18 @@ class Environment:
     """The ground truth: what the executor actually did to each subtask.
 
     It also holds each subtask's difficulty: the first attempt at subtask ``j`` succeeds
-    with ``first[j-1]``, every later attempt with ``retry[j-1]``.
+    with ``first[j-1]``, every later attempt with ``retry[j-1]``. ``view`` is a read-only,
+    always current mapping ``subtask -> latest result correct?``.
+
+    Examples
+    --------
+    >>> env = Environment([0.9, 0.8], [0.5, 0.4])
+    >>> env.apply(1, False)
+    >>> dict(env.view), env.accuracy(1), env.accuracy(2)
+    ({1: False}, 0.5, 0.8)
+    >>> env.view[1] = True
+    Traceback (most recent call last):
+    TypeError: 'mappingproxy' object does not support item assignment
     """
 
     def __init__(self, first, retry):
@@ -251,6 +269,7 @@ class Executor:
         self.persuasion = persuasion
 
     def work(self, context: Context, env: Environment, rng) -> Result:
+        """Attempt ``context.subtask``, act on ``env`` and report in a narration."""
         correct = bool(rng.random() < env.accuracy(context.subtask))
         env.apply(context.subtask, correct)
         slip_visible = (not correct) and bool(rng.random() >= self.persuasion)
@@ -264,6 +283,18 @@ class Auditor:
     Reading the environment (a read-only view), it catches a wrong result with ``q``.
     Reading the executor's narration instead, it can only catch a slip the narration
     betrays, again with ``q``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> env = Environment([0.0], [0.0])  # the executor cannot get subtask 1 right
+    >>> result = Executor(persuasion=1.0).work(Context(1, ()), env, rng)
+    >>> result.narration
+    'Subtask 1 is done, building on 0 facts.'
+    >>> Auditor(1.0).accepts(result, env.view, rng)  # the environment shows the error
+    False
+    >>> Auditor(1.0, reads_trace=True).accepts(result, env.view, rng)  # the story convinces
+    True
     """
 
     def __init__(self, q: float, reads_trace: bool = False):
@@ -271,12 +302,22 @@ class Auditor:
         self.reads_trace = reads_trace
 
     def accepts(self, result: Result, view, rng) -> bool:
+        """True to let ``result`` into the state; ``view`` is the environment, read-only."""
         wrong_seen = result.slip_visible if self.reads_trace else not view[result.subtask]
         return not (wrong_seen and rng.random() < self.q)
 
 
 class Manager:
-    """Owns the task state: the subtasks verified done, in order. Nothing else enters it."""
+    """Owns the task state: the subtasks verified done, in order. Nothing else enters it.
+
+    Examples
+    --------
+    >>> manager = Manager(3)
+    >>> manager.record(1, accepted=False); manager.state, manager.next_subtask()
+    ((), 1)
+    >>> manager.record(1, accepted=True); manager.state, manager.next_subtask()
+    ((1,), 2)
+    """
 
     def __init__(self, n: int):
         self.n = n
@@ -290,6 +331,7 @@ class Manager:
         return len(self._verified) + 1
 
     def record(self, subtask: int, accepted: bool) -> None:
+        """Take the auditor's verdict on ``subtask``; only an accepted one enters the state."""
         if accepted:
             self._verified.append(subtask)
 
@@ -493,14 +535,6 @@ def _wilson(successes, trials, z):
     return low, high
 
 
-def _loop_args(n, p, q, budget):
-    n = count("n", n, minimum=1)
-    p = probability("p", p)
-    q = probability("q", q)
-    budget = count("budget", budget)
-    return broadcast(n=n, p=p, q=q, budget=budget)
-
-
 def _rate_tables(n, p, correlation):
     """First-attempt and retry rates per point and subtask, padded to the longest n."""
     first = np.zeros((n.size, int(n.max())))
@@ -529,7 +563,8 @@ def simulate(
     Parameters
     ----------
     n, p, q, budget
-        As in :func:`run_loop`; they broadcast, and every point gets ``runs`` runs.
+        As in :func:`run_loop`; they broadcast (with ``persuasion`` when the auditor reads
+        the trace), and every point gets ``runs`` runs.
     runs : int
         Simulated runs per point, ``>= 1``.
     seed : None, int or numpy.random.Generator
@@ -538,7 +573,7 @@ def simulate(
         Cluster errors on hard subtasks (see :class:`Correlation`).
     auditor_reads_trace : bool
         The auditor reads the narration: its detection becomes :math:`q(1-\pi)`.
-    persuasion : float
+    persuasion : float or array_like
         :math:`\pi`, the chance that a narration hides a slip, in [0, 1].
     confidence : float
         Level of the Wilson interval, in (0, 1).
@@ -577,9 +612,8 @@ def simulate(
     >>> simulate(50, 0.95, 1.0, 100, runs=2000, seed=1).corrupted  # q = 1 never corrupts
     0
     """
-    n, p, q, budget = _loop_args(n, p, q, budget)
+    n, p, q_eff, budget = _loop_args(n, p, q, budget, auditor_reads_trace, persuasion)
     runs = int(_single("runs", count("runs", runs, minimum=1)))
-    q_eff = _effective_q(q, auditor_reads_trace, persuasion)
     correlation = _correlation(correlated)
     z = statistics.NormalDist().inv_cdf(0.5 + _confidence(confidence) / 2)
     rng = _rng(seed)
@@ -685,7 +719,8 @@ def exact_success(
     Parameters
     ----------
     n, p, q, budget, correlated, auditor_reads_trace, persuasion
-        As in :func:`simulate`; ``n``, ``p``, ``q`` and ``budget`` broadcast.
+        As in :func:`simulate`; ``n``, ``p``, ``q``, ``budget`` and (for a trace-reading
+        auditor) ``persuasion`` broadcast.
 
     Returns
     -------
@@ -714,13 +749,15 @@ def exact_success(
     :math:`\log s(p) = \log p - \log(1 - q + qp)` has second derivative
     :math:`-1/p^2 + q^2/(1-q+qp)^2 \le 0` (as :math:`1 - q + qp \ge qp`), so by Jensen
     :math:`\frac1n \sum_j \log s(p_j) \le \log s(\bar p)`, i.e.
-    :math:`\prod_j s(p_j) \le s(\bar p)^n`, with equality only for equal rates or ``q = 1``.
-    A budget adds a second loss: a subtask takes :math:`1/(p_j + \lambda_j)` rounds on
-    average, convex in :math:`p_j`, so clustered runs burn more rounds (for ``q = 1``,
-    :math:`\sum_j 1/p_j \ge n/\bar p`). A retry penalty lowers every retry's rate, and
-    :math:`s` and the per-round advance both rise with the rate, so it can only lower
-    success. A trace-reading auditor has :math:`q' \le q`, and success rises with ``q``,
-    so it falls toward :math:`p^n`, reached at :math:`\pi = 1`.
+    :math:`\prod_j s(p_j) \le s(\bar p)^n`, with equality only for equal rates or (with
+    all rates positive) ``q = 1``. A budget adds a second loss: subtask :math:`j` is settled
+    (verified or corrupted) after :math:`1/(1 - (1-p_j)q)` rounds on average, convex in
+    :math:`p_j`, so clustered runs burn more rounds (for ``q = 1``,
+    :math:`\sum_j 1/p_j \ge n/\bar p`). That second part is an argument about means, not
+    a proof; the tests check the inequality on random parameters. A retry penalty lowers
+    every retry's rate; a higher rate advances more and corrupts less in every round, so
+    the penalty can only lower success. A trace-reading auditor has :math:`q' \le q`, and
+    success rises with ``q``, so it falls toward :math:`p^n`, reached at :math:`\pi = 1`.
 
     Examples
     --------
@@ -731,8 +768,7 @@ def exact_success(
     >>> exact_success(50, 0.95, 0.5, 100, auditor_reads_trace=True, persuasion=1.0) == 0.95**50
     True
     """
-    n, p, q, budget = _loop_args(n, p, q, budget)
-    q_eff = _effective_q(q, auditor_reads_trace, persuasion)
+    n, p, q_eff, budget = _loop_args(n, p, q, budget, auditor_reads_trace, persuasion)
     correlation = _correlation(correlated)
     if correlation is None:
         return markov.success_exact(n, p, q_eff, budget)

@@ -44,9 +44,23 @@ def _duration(name: str, value, *, positive: bool = False) -> float:
     return value
 
 
+def _number(x) -> str:
+    """A whole number without a decimal point, any other in its shortest exact form."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
 @dataclass(frozen=True)
 class TimeSpent:
-    """Time spent in one phase (``"planning"`` or ``"execution"``), any unit, >= 0."""
+    """Time spent in one phase (``"planning"`` or ``"execution"``), any unit, >= 0.
+
+    Examples
+    --------
+    >>> log = [TimeSpent(0, 0.0, "planning", 62), TimeSpent(1, 0.0, "execution", 348),
+    ...        ReadySample(2, 0.0, "patch_etl", idle=True), PathLength(3, 0.0, 520, 690)]
+    >>> m = planning_metrics(log)
+    >>> m.planning_tax.formatted(), m.ready_idle_rate.formatted(), m.critical_path_stretch.value
+    ('15.1 %', '100.0 %', 1.3269230769230769)
+    """
 
     seq: int
     time: float
@@ -98,6 +112,8 @@ class Ratio:
     --------
     >>> Ratio("evidence coverage", 181, 184).value
     0.983695652173913
+    >>> Ratio("critical-path stretch", 690, 520, percent=False).formatted()
+    '1.33'
     >>> r = Ratio("evidence coverage", 0, 0, undefined="no step reached done")
     >>> r.value is None, r.formatted()
     (True, 'n/a (no step reached done)')
@@ -152,7 +168,13 @@ class PlanningMetrics:
     goal_drift_rate: Ratio
 
     def ratios(self) -> list[Ratio]:
-        """The seven ratios in the order of the table."""
+        """The seven ratios in the order of the table.
+
+        Examples
+        --------
+        >>> [r.name for r in planning_metrics([]).ratios()][:2]
+        ['evidence coverage', 'structural repair rate']
+        """
         return [getattr(self, f.name) for f in fields(self)]
 
     def to_text(self) -> str:
@@ -171,7 +193,8 @@ class PlanningMetrics:
         goal-drift rate         n/a (no revision logged)              0 / 0
         """
         rows = [("metric", "value", "count")] + [
-            (r.name, r.formatted(), f"{r.numerator:g} / {r.denominator:g}") for r in self.ratios()
+            (r.name, r.formatted(), f"{_number(r.numerator)} / {_number(r.denominator)}")
+            for r in self.ratios()
         ]
         w0, w1 = (max(len(row[k]) for row in rows) for k in (0, 1))
         return "\n".join(f"{a:<{w0}}  {b:<{w1}}  {c}".rstrip() for a, b, c in rows)

@@ -98,7 +98,11 @@ def plot_loop_vs_chain(
         options = switches[key]
         exact = harness.exact_success(n, p, q_fine, budget, **options)
         style = "-" if key == "independent" else "--"
-        name = "chain, exact" if key == "independent" else f"exact, {key}"
+        name = {
+            "independent": "chain, exact",
+            "correlated": "exact, clustered errors",
+            "reads trace": f"exact, narration read (persuasion {persuasion})",
+        }[key]
         ax.plot(q_fine, exact, style, color=color, label=name, gid=f"exact {key}")
         if key not in results:
             results[key] = harness.simulate(n, p, qs, budget, runs, seed=rng, **options)
@@ -131,7 +135,10 @@ def plot_loop_vs_chain(
         xlabel="audit detection probability q",
         ylabel="P(all n verified within B rounds)",
         ylim=(0, 1.02),
-        title="The loop matches the chain; clustered errors\nand a narration-reading audit fall below it",
+        title=(
+            "The loop matches the chain; clustered errors\n"
+            "and a narration-reading audit fall below it"
+        ),
     )
     ax.legend(loc="upper left", fontsize="small", title=f"n = {n}, p = {p:g}, B = {budget}")
     return fig
