@@ -21,8 +21,8 @@ from decompkit.integrity import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = sorted((ROOT / "solutions" / "decomp").glob("*.ipynb"))
-RELEASED = sorted((ROOT / "notebooks" / "decomp").glob("*.ipynb"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+RELEASED = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
 
 SETUP = (
     "%matplotlib inline\n"
@@ -64,7 +64,8 @@ def _found(flags, severity):
 
 
 def test_the_course_notebooks_exist():
-    assert len(SOLUTIONS) == len(RELEASED) == 5
+    # Six exercise notebooks and the lab.
+    assert len(SOLUTIONS) == len(RELEASED) == 7
 
 
 @pytest.mark.parametrize("path", SOLUTIONS + RELEASED, ids=lambda p: str(p.relative_to(ROOT)))
@@ -173,12 +174,28 @@ def test_attack_inserted_into_a_solution_notebook_is_the_only_flag():
 HOSTILE = {
     # the environment names the student whose numbers the hidden tests use
     "environ_item": (
-        "import os\nos.environ['DECOMPKIT_STUDENT'] = 'friend'", 2, "environment", "os.environ"
+        "import os\nos.environ['DECOMPKIT_STUDENT'] = 'friend'",
+        2,
+        "environment",
+        "os.environ",
     ),
     "environ_alias": ("from os import environ as e\ne['X'] = '1'", 2, "environment", "e["),
     "environ_update": ("os.environ.update(DECOMPKIT_STUDENT='x')", 1, "environment", "update"),
     "environ_delete": ("del os.environ['DECOMPKIT_STUDENT']", 1, "environment", "del"),
     "putenv": ("os.putenv('DECOMPKIT_STUDENT', 'x')", 1, "environment", "putenv"),
+    # the answer keys sit in the package for the visible checks
+    "exercise_key": (
+        "from decompkit.exercises import chain\nk = chain.key(P)",
+        2,
+        "answer-key",
+        "key",
+    ),
+    "answer_key_module": (
+        "from decompkit import answer_key\nrows = answer_key.answer_key('s1')",
+        2,
+        "answer-key",
+        "answer_key",
+    ),
     # IPython hooks
     "ast_transformers": ("ip = get_ipython()\nip.ast_transformers.append(t)", 1, "hook", "get_"),
     "events_register": ("get_ipython().events.register('pre_run_cell', f)", 1, "hook", "events"),

@@ -21,6 +21,9 @@ is computed at run time, ``%run``, a shell line ``!...``, a cell that does not p
 ``file-write``    a write, rename or deletion whose path leaves the working folder
 ``environment``   a change to ``os.environ`` (``putenv``, item stores, ``update``, ...): the
                   grader names the student whose numbers a submission is checked against there
+``answer-key``    a call into the answer keys (``decompkit.exercises.<notebook>.key``,
+                  ``decompkit.answer_key``): the visible checks need them in the package, no
+                  answer does
 ``process``       ``subprocess``, ``os.system``, ``os.exec*``, ``os.kill``, ``os._exit``, ...
 ``dynamic-code``  ``exec``/``eval``/``__import__`` of a string the scan cannot read
 ``magic``         ``%run``, ``!shell``, ``%%bash``, ``%cd`` and kin
@@ -66,6 +69,7 @@ KINDS = {
     "code-patch": "replaces the code or the frame of a function",
     "file-write": "writes, renames or deletes outside the working folder",
     "environment": "changes the process environment, where the grader names the student",
+    "answer-key": "reads the answer key",
     "process": "starts or controls a process",
     "dynamic-code": "runs code the scan cannot read",
     "magic": "IPython magic or shell command",
@@ -252,6 +256,12 @@ def _is_process(name: str) -> bool:
     return _under(name, _PROCESS_MODULES) or any(name.startswith(p) for p in _PROCESS_NAMES)
 
 
+def _is_answer_key(name: str) -> bool:
+    parts = name.split(".")
+    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in ("key", "_mistakes")
+    return exercise_key or _under(name, ("decompkit.answer_key",))
+
+
 def _is_hook(name: str) -> bool:
     if _under(name, _IPYTHON_ALLOWED):
         return False
@@ -323,6 +333,7 @@ class _Scanner:
 
     def __init__(self, notebook: str):
         self.notebook = notebook
+        self.test_cell = False  # set per cell by scan_notebook
         self.flags: list[Flag] = []
         self.seen: set[tuple] = set()
         self.module = _Scope(function=False)
@@ -843,6 +854,9 @@ class _Scanner:
             self.visit(keyword.value)
         self.check_reference(node, self.resolve_call(node))  # getattr(os, "system"), ...
         func = self.resolve(node.func)
+        keys = sorted(name for name in func if _is_answer_key(name))
+        if keys and not self.test_cell:
+            self.report(node, "answer-key", "flag", f"calls {keys[0]}")
         if func & _ENVIRONMENT_CALLS:
             self.report(node, "environment", "flag", f"calls {min(func & _ENVIRONMENT_CALLS)}")
         self.check_setattr(node, func)
@@ -1271,6 +1285,9 @@ def scan_notebook(nb_or_path, *, name: str | None = None) -> list[Flag]:
         metadata = cell.get("metadata") or {}
         grading = (metadata.get("nbgrader") or {}) if isinstance(metadata, dict) else {}
         grade_id = grading.get("grade_id") if isinstance(grading, dict) else None
+        # Test cells are the instructor's (nbgrader restores them from the source before it
+        # grades): their hidden tests read the answer keys, as they must.
+        scanner.test_cell = isinstance(grading, dict) and grading.get("grade") is True
         scanner.scan_cell(index, grade_id, _source(cell))
     return sorted(scanner.flags, key=lambda f: (f.cell, f.line or 0))
 

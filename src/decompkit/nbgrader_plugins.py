@@ -2,26 +2,51 @@
 
 ``ExecuteAsStudent`` runs a submission in a kernel whose environment names the student of the
 submission's folder (``DECOMPKIT_STUDENT``), so ``decompkit.variants.params`` draws that
-student's numbers in the hidden tests, whatever id a cell typed. ``CapOutputBytes`` bounds
+student's numbers in the hidden tests, whatever id a cell typed; after the last cell it reads
+every answer variable out of the kernel as plain data. ``CleanCheck`` then judges those answers
+with the instructor's hidden tests in the grader's own process (:mod:`decompkit.clean_check`)
+and fails every test cell whose verdict there is not a pass. ``CapOutputBytes`` bounds
 what a cell may store in the autograded notebook: nbgrader's own ``LimitOutput`` counts lines,
 so a single 50 MB line would be kept whole.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+from pathlib import Path
 
+import nbformat
 from nbclient.util import run_sync
 from nbformat.v4 import new_output
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Integer
+from traitlets import Bool, Integer
 
+from .clean_check import export_expressions, judge
 from .variants import GRADER_VARIABLE, HUB_VARIABLE
 
 _HUB_PREFIX = HUB_VARIABLE.split("_")[0] + "_"  # every JUPYTERHUB_* variable
 
-__all__ = ["CapOutputBytes", "ExecuteAsStudent", "kernel_environment"]
+__all__ = ["CapOutputBytes", "CleanCheck", "ExecuteAsStudent", "kernel_environment"]
+
+#: Where ``ExecuteAsStudent`` leaves the answers it read for ``CleanCheck``.
+ANSWERS = "decompkit_answers"
+
+
+def _source_notebook(config, resources) -> Path | None:
+    """The instructor's notebook of the submission being graded (None when not found)."""
+    info = resources.get("nbgrader", {})
+    if not {"assignment", "notebook"} <= set(info):
+        return None
+    coursedir = CourseDirectory(config=config)
+    db_url = str(info.get("db_url", ""))
+    # The gradebook sits in the course folder: the kit's grader runs nbgrader in a scratch copy.
+    root = Path(db_url[len("sqlite:///") :]).parent if db_url.startswith("sqlite:///") else None
+    root = root or Path(coursedir.root)
+    path = root / coursedir.source_directory / info["assignment"] / f"{info['notebook']}.ipynb"
+    return path if path.is_file() else None
 
 
 def kernel_environment(student, base=None) -> dict:
@@ -61,6 +86,71 @@ class ExecuteAsStudent(Execute):
 
     # nbclient binds the synchronous twin to the base class's coroutine: rebind it here.
     start_new_kernel = run_sync(async_start_new_kernel)
+
+    def preprocess_cell(self, cell, resources, index):
+        result = super().preprocess_cell(cell, resources, index)
+        if index == len(self.nb.cells) - 1:
+            resources[ANSWERS] = self._read_answers(resources)
+        return result
+
+    def _read_answers(self, resources) -> dict | None:
+        """``{name: encoded value or None}`` of every answer variable, read through the
+        kernel's ``user_expressions`` (evaluated without the input transformers a cell may
+        have installed); ``None`` when the source notebook or the kernel cannot be reached."""
+        source = _source_notebook(self.config, resources)
+        if source is None or self.kc is None:
+            return None
+        expressions = export_expressions(nbformat.read(source, as_version=4))
+        try:
+            msg_id = self.kc.execute(
+                "", silent=True, store_history=False, user_expressions=expressions
+            )
+            reply = self.wait_for_reply(msg_id)
+        except Exception:  # noqa: BLE001 - a dead or hung kernel: nothing can be read
+            return None
+        found = (reply or {}).get("content", {}).get("user_expressions", {})
+        answers = {}
+        for name in expressions:
+            item = found.get(name, {})
+            text = item.get("data", {}).get("text/plain") if item.get("status") == "ok" else None
+            try:
+                answers[name] = None if text is None else ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                answers[name] = json.dumps({"__unreadable__": "not a string"})
+        return answers
+
+
+class CleanCheck(NbGraderPreprocessor):
+    """Fail every test cell whose hidden test does not pass on the answers read out of the
+    kernel, run in the grader's own process (see :mod:`decompkit.clean_check`)."""
+
+    enabled = Bool(True, help="judge the answers outside the student's kernel").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        if not self.enabled:
+            return nb, resources
+        source = _source_notebook(self.config, resources)
+        if source is None:
+            self.log.warning("no source notebook to judge %s against", resources.get("nbgrader"))
+            return nb, resources
+        answers = resources.get(ANSWERS)
+        student = resources.get("nbgrader", {}).get("student")
+        verdicts = {} if answers is None else judge(source, student, answers)
+        why = (
+            "the answers could not be read out of the kernel"
+            if answers is None
+            else "the hidden test fails on these answers when run outside the notebook's kernel"
+        )
+        for cell in nb.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if not cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+                continue
+            failed = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+            if not verdicts.get(grade_id, False) and not failed and cell.cell_type == "code":
+                cell.outputs.append(
+                    new_output("error", ename="CleanCheckFailed", evalue=why, traceback=[why])
+                )
+        return nb, resources
 
 
 class CapOutputBytes(NbGraderPreprocessor):

@@ -34,6 +34,7 @@ ALL = "all"
 FAILED = "failed"
 CHAIN, HORIZON = "01-chain-reliability", "02-long-horizons"
 PLANS, DAG, TRACE = "03-plans-as-objects", "04-plan-dag", "05-scheduler-trace"
+LOOP = "06-plan-artefact-and-loop"
 
 
 @dataclass
@@ -48,6 +49,27 @@ def _own(item: str, notebook: str = "dag", student: str = "different_types"):
     """The answer ``item`` for ``student``'s own numbers, as that student would type it in."""
     exercises = import_module(f"decompkit.exercises.{notebook}")
     return exercises.key(params(notebook, student))[item]
+
+
+#: A cell that makes every comparison a hidden test might use say "equal".
+PATCH_MODULES = (
+    "import builtins, numpy, numpy.testing, decompkit.grading, decompkit.checks\n"
+    "from decompkit.exercises import chain as _chain\n"
+    "always = lambda *args, **kwargs: True\n"
+    "decompkit.grading.close = decompkit.grading.same_bool = always\n"
+    "decompkit.grading.same_choices = decompkit.grading.same_set = always\n"
+    "numpy.isclose = numpy.allclose = always\n"
+    "numpy.testing.assert_allclose = lambda *args, **kwargs: None\n"
+    "_chain.check = decompkit.checks.check_number = always"
+)
+
+#: A cell that installs an input transformer: every later cell holding a test becomes `pass`.
+SILENCE_TESTS = (
+    "def _silence(lines):\n"
+    "    return ['pass\\n'] if any('HIDDEN TESTS' in line or 'check(' in line for line in lines)"
+    " else lines\n"
+    "get_ipython().input_transformers_post.append(_silence)"
+)
 
 
 def _number(value) -> bool:
@@ -489,6 +511,36 @@ CASES = [
         {CHAIN: set()},
     ),
     Case(
+        "different_loop",
+        "different",
+        {
+            LOOP: _then(
+                LOOP,
+                ready_now_answer="ready_now = ['patch_reporting', 'patch_etl']",
+                moves_answer="moves = {k: v.upper() for k, v in moves.items()}",
+                progress_original_answer="progress_original = 5 / 6",
+                progress_current_answer=(
+                    "from fractions import Fraction\nprogress_current = Fraction(5, 9)"
+                ),
+                refused_answer="refused = sorted(refused)",
+                success_answer=(
+                    "success = np.linalg.matrix_power(\n"
+                    "    markov.transition_matrix(P.n, P.p, P.q), P.budget\n"
+                    ")[0, P.n]"
+                ),
+                corrupted_answer="corrupted = float(np.float32(corrupted))",
+                clustered_answer="clustered = ' Lower '",
+                appended_cost_answer=(
+                    "appended_cost = float(harness.appended_context_cost(P.T, P.a, P.L0))"
+                ),
+                cost_ratio_answer=(
+                    "cost_ratio = np.float64(appended_cost) / P.T / P.L_star / P.L_star"
+                ),
+            )
+        },
+        {LOOP: set()},
+    ),
+    Case(
         "typed_classmate_id",
         "different",
         # The marked id cell names a classmate; the folder's id still decides the numbers, and
@@ -661,6 +713,46 @@ CASES = [
         },
     ),
     Case(
+        "wrong_loop",
+        "wrong",
+        {
+            LOOP: _then(
+                LOOP,
+                ready_now_answer="ready_now = {'patch_reporting', 'patch_etl', 'deploy'}",
+                moves_answer="moves['blocked -> active, credentials arrived'] = 'legal'",
+                progress_current_answer=(
+                    "progress_current = migration.progress().original_fraction"
+                ),
+                refused_answer="refused = refused | {'add a rollback rehearsal before redeploy'}",
+                corrupted_answer="corrupted = 1 - success",
+                q_effective_answer="q_effective = P.q * P.persuasion",
+                success_trace_reader_answer="success_trace_reader = P.p**P.n",
+                clustered_answer="clustered = 'unchanged'",
+                appended_cost_answer=(
+                    "appended_cost = sum((P.L0 + P.a * t) ** 2 for t in range(1, P.T + 1))"
+                ),
+                # Upside down; and recomputed, so the wrong sum above does not spill into C2.
+                cost_ratio_answer=(
+                    "cost_ratio = P.T * P.L_star**2 / harness.appended_context_cost(P.T, P.a, P.L0)"
+                ),
+            )
+        },
+        {
+            LOOP: {
+                "ready_now_value",
+                "moves_value",
+                "progress_current_value",
+                "refused_value",
+                "corrupted_value",
+                "q_effective_value",
+                "success_trace_reader_value",
+                "clustered_value",
+                "appended_cost_value",
+                "cost_ratio_value",
+            }
+        },
+    ),
+    Case(
         "wrong_planning_2",
         "wrong",
         {
@@ -815,6 +907,39 @@ CASES = [
                 "rel_ = P_ = None\n"
                 "AssertionError = type('Quiet', (Exception,), {})\n"
                 "float = lambda value: 0.0",
+            )
+        },
+        {CHAIN: {"chain_success_value", "p_prime_value"}},
+    ),
+    # Case 1 of the hardening: patch the modules the hidden tests import. In the kernel every
+    # test then passes; the clean check judges the answers where no patch ran.
+    Case(
+        "patched_modules",
+        "hostile",
+        {
+            CHAIN: lambda: insert_after(
+                submission(
+                    CHAIN,
+                    {"chain_success_answer": "p_chain = 0.5", "p_prime_answer": "p_prime = 0.5"},
+                ),
+                "chain_success_answer",
+                PATCH_MODULES,
+            )
+        },
+        {CHAIN: {"chain_success_value", "p_prime_value"}},
+    ),
+    # Case 2: an input transformer turns every later test cell into `pass` in the kernel.
+    Case(
+        "input_transformer",
+        "hostile",
+        {
+            CHAIN: lambda: insert_after(
+                submission(
+                    CHAIN,
+                    {"chain_success_answer": "p_chain = 0.5", "p_prime_answer": "p_prime = 0.5"},
+                ),
+                "chain_success_answer",
+                SILENCE_TESTS,
             )
         },
         {CHAIN: {"chain_success_value", "p_prime_value"}},

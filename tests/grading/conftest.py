@@ -1,0 +1,35 @@
+"""The bank's autograde run, shared by every test module that reads its outcome."""
+
+from __future__ import annotations
+
+import shutil
+
+import nbformat
+import pytest
+
+from decompkit import grader
+
+from .bank import CASES
+from .submissions import ROOT
+
+CELL_TIMEOUT = 5
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    shutil.copytree(ROOT / "solutions", root / "solutions")
+    for case in CASES:
+        folder = root / "submitted" / case.student / "decomp"
+        folder.mkdir(parents=True)
+        for notebook, build in case.notebooks.items():
+            made = build()
+            target = folder / f"{notebook}.ipynb"
+            if isinstance(made, bytes):
+                target.write_bytes(made)
+            else:
+                nbformat.write(made, target)
+    before = {p: p.read_bytes() for p in (root / "solutions").rglob("*") if p.is_file()}
+    results = grader.autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT)
+    return root, {(r.student, r.notebook): r for r in results}, before
