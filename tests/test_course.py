@@ -10,20 +10,27 @@ import pytest
 from decompkit import course
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASED = sorted((ROOT / "notebooks" / "decomp").glob("*.ipynb"))
-SOURCES = sorted((ROOT / "solutions" / "decomp").glob("*.ipynb"))
+RELEASED = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+
+
+def _rel(paths, folder):
+    return [p.relative_to(ROOT / folder).as_posix() for p in paths]
 
 
 def test_every_solution_is_released():
-    assert [p.name for p in SOURCES] == [p.name for p in RELEASED]
-    assert SOURCES, "solutions/decomp holds no notebook"
+    assert _rel(SOURCES, "solutions") == _rel(RELEASED, "notebooks")
+    assert {p.parent.name for p in SOURCES} == set(course.ASSIGNMENTS)
 
 
-def test_released_notebooks_are_what_nbgrader_generates(tmp_path):
-    written = course.generate(ROOT, "decomp", tmp_path)
-    assert sorted(p.name for p in written) == [p.name for p in RELEASED]
+@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+def test_released_notebooks_are_what_nbgrader_generates(tmp_path, assignment):
+    written = course.generate(ROOT, assignment, tmp_path)
+    assert sorted(p.name for p in written) == [
+        p.name for p in RELEASED if p.parent.name == assignment
+    ]
     for path in written:
-        released = ROOT / "notebooks" / "decomp" / path.name
+        released = ROOT / "notebooks" / assignment / path.name
         assert released.read_bytes() == path.read_bytes(), (
             f"{released.relative_to(ROOT)} is stale: run `python3 kit.py release`"
         )
@@ -40,7 +47,7 @@ def test_released_notebook_holds_no_solution_or_hidden_test(path):
     text = path.read_text()
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
         assert marker not in text
-    source = nbformat.read(ROOT / "solutions" / "decomp" / path.name, as_version=4)
+    source = nbformat.read(ROOT / "solutions" / path.parent.name / path.name, as_version=4)
     released = {_grade_id(c): c for c in nbformat.read(path, as_version=4).cells if _grade_id(c)}
     for cell in source.cells:
         if not _grade_id(cell):

@@ -30,6 +30,7 @@ FILES = {
     "plans": "03-plans-as-objects",
     "dag": "04-plan-dag",
     "trace": "05-scheduler-trace",
+    "harness": "06-plan-artefact-and-loop",
 }
 
 #: ``{notebook: {grade cell id: answer-key item}}`` for the answers that depend on the
@@ -87,6 +88,20 @@ GRADE_CELLS = {
         "unrolled_nodes_other_value": "new_nodes_other",
         "repairs_made_value": "repairs_made",
         "gives_up_value": "end_gives_up",
+    },
+    "harness": {
+        "ready_now_value": "ready_now",
+        "moves_value": "moves",
+        "progress_original_value": "progress_original",
+        "progress_current_value": "progress_current",
+        "refused_value": "refused",
+        "success_value": "success",
+        "corrupted_value": "corrupted",
+        "q_effective_value": "q_effective",
+        "success_trace_reader_value": "success_trace_reader",
+        "clustered_value": "clustered",
+        "appended_cost_value": "appended_cost",
+        "cost_ratio_value": "cost_ratio",
     },
 }
 

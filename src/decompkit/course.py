@@ -20,7 +20,7 @@ from pathlib import Path
 __all__ = ["generate", "release", "self_check", "EditedNotebookError", "MANIFEST"]
 
 MANIFEST = ".release-manifest.json"
-ASSIGNMENTS = ("decomp",)
+ASSIGNMENTS = ("decomp", "lab")
 
 
 class EditedNotebookError(RuntimeError):

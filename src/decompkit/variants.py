@@ -28,6 +28,7 @@ __all__ = [
     "PlansParams",
     "DagParams",
     "TraceParams",
+    "HarnessParams",
     "params",
     "student_id",
     "NOTEBOOKS",
@@ -228,12 +229,45 @@ class TraceParams:
         return _with_durations(_example(self.example), self.durations)
 
 
+@dataclass(frozen=True)
+class HarnessParams:
+    """Numbers of the plan-artefact and harness notebook (lecture sections 3 and 4).
+
+    Attributes
+    ----------
+    n, p, q : subtasks, executor accuracy per round and audit detection of the loop.
+    budget_factor : rounds allowed per subtask; the budget is ``round(budget_factor * n)``.
+    persuasion : chance that an auditor reading the executor's trace is talked out of a catch.
+    runs, seed : size and seed of the simulated runs.
+    T, a, L0, L_star : rounds, tokens appended per round, starting context, and the bounded
+        context of a fresh round, for the context-growth comparison.
+    """
+
+    n: int = 50
+    p: float = 0.95
+    q: float = 0.9
+    budget_factor: float = 2.0
+    persuasion: float = 0.9
+    runs: int = 10_000
+    seed: int = 2026
+    T: int = 100
+    a: int = 500
+    L0: int = 2000
+    L_star: int = 4000
+
+    @property
+    def budget(self) -> int:
+        """Round budget of the loop, ``round(budget_factor * n)``."""
+        return round(self.budget_factor * self.n)
+
+
 NOTEBOOKS = {
     "chain": ChainParams,
     "horizon": HorizonParams,
     "plans": PlansParams,
     "dag": DagParams,
     "trace": TraceParams,
+    "harness": HarnessParams,
 }
 
 
@@ -295,7 +329,7 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     Parameters
     ----------
     notebook : str
-        One of ``"chain"``, ``"horizon"``, ``"plans"``, ``"dag"``, ``"trace"``.
+        One of ``"chain"``, ``"horizon"``, ``"plans"``, ``"dag"``, ``"trace"``, ``"harness"``.
     student : str or None
         The id typed into the notebook's marked cell; the grader's and the hub's id take
         precedence (see :func:`student_id`). ``None`` (and no id in the environment) or
@@ -441,10 +475,26 @@ def _draw_trace(rng) -> TraceParams:
     )
 
 
+def _draw_harness(rng) -> HarnessParams:
+    return HarnessParams(
+        n=int(rng.integers(10, 61)),
+        p=_grid(rng, 0.90, 0.98, 0.001),
+        q=_grid(rng, 0.30, 0.90, 0.001),
+        budget_factor=_grid(rng, 1.00, 1.15, 0.01),
+        persuasion=_grid(rng, 0.50, 0.95, 0.01),
+        seed=int(rng.integers(0, 2**31)),
+        T=int(rng.integers(20, 201)),
+        a=50 * int(rng.integers(2, 21)),
+        L0=100 * int(rng.integers(5, 41)),
+        L_star=500 * int(rng.integers(4, 17)),
+    )
+
+
 _DRAWS = {
     "chain": _draw_chain,
     "horizon": _draw_horizon,
     "plans": _draw_plans,
     "dag": _draw_dag,
     "trace": _draw_trace,
+    "harness": _draw_harness,
 }

@@ -121,7 +121,7 @@ def _isolated_environment(base: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def released_notebook() -> Path:
     """The notebook under test in the repository (only read: the server serves a copy)."""
     path = NOTEBOOKS / NOTEBOOK
@@ -130,7 +130,7 @@ def released_notebook() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab_server(tmp_path_factory):
     """Start JupyterLab on a copy of notebooks/; stop it (terminate, then kill) at the end."""
     base = tmp_path_factory.mktemp("lab")
@@ -193,7 +193,9 @@ def lab_server(tmp_path_factory):
             process.wait(timeout=15)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio event loop running in this
+# thread while it is open, and later tests that call asyncio.run() (the lab's) need it closed.
+@pytest.fixture(scope="package")
 def chromium_context(tmp_path_factory):
     """A headless Chromium with a fresh profile, as one Playwright browser context."""
     if not CHROMIUM.exists():
@@ -217,7 +219,7 @@ def chromium_context(tmp_path_factory):
             context.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def artifacts() -> Path:
     """The folder for this run's screenshots; failure messages name the file to look at."""
     ARTIFACTS.mkdir(exist_ok=True)

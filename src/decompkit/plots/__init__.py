@@ -4,6 +4,7 @@ No function here calls ``pyplot``, shows a figure or seeds a random generator.
 """
 
 from .dag import plot_dag, plot_gantt
+from .harness import plot_context_growth, plot_loop_vs_chain
 from .markov import plot_grounded_survival, plot_q_sweep, plot_success_vs_horizon
 from .reliability import plot_chain_decay, plot_check_value, plot_d_phi_plane
 from .scheduler import plot_trace_gantt
@@ -18,4 +19,6 @@ __all__ = [
     "plot_dag",
     "plot_gantt",
     "plot_trace_gantt",
+    "plot_loop_vs_chain",
+    "plot_context_growth",
 ]

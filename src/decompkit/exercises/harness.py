@@ -1,0 +1,387 @@
+r"""Answer key and visible checks of the plan-artefact and harness notebook.
+
+Part A plays the connector migration on a :class:`decompkit.artefact.Plan`: its frontier, which
+moves and revisions the artefact refuses, and its honest progress. Part B runs the
+Manage-Execute-Audit loop against the absorbing chain: success and corruption within the budget
+:math:`B`, and the auditor that reads the executor's trace (detection :math:`q(1-\pi)`).
+Part C compares the attention cost of an appended transcript,
+:math:`\sum_{t<T} (L_0 + a t)^2`, with fresh bounded contexts, :math:`T L_*^2`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import harness, markov
+from ..artefact import (
+    ABANDONED,
+    ACTIVE,
+    BLOCKED,
+    DONE,
+    PENDING,
+    RevisionError,
+    Step,
+    TransitionError,
+    migration_scenario,
+    migration_stages,
+)
+from ..checks import CheckFailed, check_choice, check_choices, check_number, check_set
+from ..variants import HarnessParams
+from . import cached_key, mistake_clashes
+
+__all__ = [
+    "MOVES",
+    "REVISIONS",
+    "STAGE",
+    "key",
+    "check",
+    "check_moves",
+    "check_refused",
+    "degenerate",
+    "plan_at",
+    "steps_table",
+    "events_table",
+]
+
+#: The stage of the migration at which the frontier is asked for.
+STAGE = "read_schemas done"
+
+
+def plan_at(stage: str = STAGE):
+    """The migration plan right after ``stage`` (a label of
+    :func:`decompkit.artefact.migration_stages`).
+
+    Examples
+    --------
+    >>> plan_at("plan accepted").ready()
+    ('find_callers',)
+    """
+    for label, plan in migration_stages():
+        if label == stage:
+            return plan
+    raise ValueError(f"stage must be a label of migration_stages(), got {stage!r}")
+
+
+def _table(rows) -> str:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
+        for r in rows
+    ]
+    lines.insert(1, "-" * min(100, max(map(len, lines))))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def steps_table(plan) -> str:
+    """The steps of an artefact plan as a plain-text table: id, state, depends_on, evidence.
+
+    Examples
+    --------
+    >>> print(steps_table(plan_at("plan accepted")).splitlines()[2])
+    find_callers       pending  -             -
+    """
+    rows = [("id", "state", "depends_on", "evidence")]
+    for step in plan.steps:
+        deps = ", ".join(step.depends_on) or "-"
+        rows.append((step.id, str(step.state), deps, step.evidence or "-"))
+    return _table(rows)
+
+
+def events_table(plan) -> str:
+    """The event log of an artefact plan, one line per transition or revision.
+
+    Examples
+    --------
+    >>> print(events_table(plan_at("find_callers done")).splitlines()[2])
+    0    start     find_callers  pending -> active
+    """
+    rows = [("seq", "kind", "step", "what")]
+    for event in plan.events:
+        if hasattr(event, "step"):
+            what = f"{event.before} -> {event.after}"
+            if event.reason:
+                what += f" ({event.reason})"
+            rows.append((event.seq, event.kind, event.step, what))
+        else:
+            diff = [f"+{n}" for n in event.added_nodes] + [f"-{n}" for n in event.removed_nodes]
+            diff += [f"+{u}->{v}" for u, v in event.added_edges]
+            diff += [f"-{u}->{v}" for u, v in event.removed_edges]
+            rows.append((event.seq, "revision", "-", " ".join(diff) or event.reason))
+    return _table(rows)
+
+
+def _fresh_step_plan(state):
+    """A migration plan whose ``patch_etl`` has been brought to ``state``."""
+    plan = plan_at(STAGE)  # find_callers and read_schemas done: patch_etl may start
+    if state in (ACTIVE, DONE, BLOCKED):
+        plan.transition("patch_etl", ACTIVE)
+    if state is DONE:
+        plan.transition("patch_etl", DONE, evidence="dry run: row counts equal")
+    if state is BLOCKED:
+        plan.transition("patch_etl", BLOCKED, reason="waiting for warehouse credentials")
+    return plan
+
+
+#: Proposed moves of the step ``patch_etl``: (its state before, target, keyword arguments).
+MOVES = {
+    "pending -> done, with evidence": (PENDING, DONE, {"evidence": "row counts equal"}),
+    "active -> done, with evidence": (ACTIVE, DONE, {"evidence": "row counts equal"}),
+    "active -> done, no evidence": (ACTIVE, DONE, {}),
+    "active -> blocked, waiting for credentials": (ACTIVE, BLOCKED, {"reason": "credentials"}),
+    "blocked -> active, credentials arrived": (BLOCKED, ACTIVE, {}),
+    "blocked -> pending, credentials arrived": (BLOCKED, PENDING, {"reason": "credentials"}),
+    "done -> abandoned, no longer needed": (DONE, ABANDONED, {"reason": "no longer needed"}),
+    "pending -> abandoned, no reason given": (PENDING, ABANDONED, {}),
+}
+
+
+def _move_allowed(label: str) -> bool:
+    before, target, kwargs = MOVES[label]
+    plan = _fresh_step_plan(before)
+    try:
+        plan.transition("patch_etl", target, **kwargs)
+    except TransitionError:
+        return False
+    return True
+
+
+#: Proposed revisions of the migration plan after its revision (all keyword arguments of
+#: :meth:`decompkit.artefact.Plan.revise` but the reason and the observation).
+REVISIONS = {
+    "drop the production check": {"remove": ["verify_production"]},
+    "add a rollback rehearsal before redeploy": {
+        "add": [
+            Step(
+                "rehearse_rollback",
+                "Rehearse the rollback of the scheduler patch",
+                depends_on=("patch_scheduler",),
+                verification="rollback restores the old jobs in staging",
+            )
+        ],
+        "add_edges": [("rehearse_rollback", "redeploy")],
+    },
+    "narrow the goal to the reporting jobs": {
+        "goal": "Move the reporting jobs to the new warehouse connector"
+    },
+    "make the sweep wait for production verification": {
+        "add_edges": [("verify_production", "sweep_scheduled_jobs")]
+    },
+    "remove the finished schema reading": {"remove": ["read_schemas"]},
+    "reopen the ETL patch: its dry run used stale data": {"reopen": ["patch_etl"]},
+}
+
+
+def _revision_refused(label: str) -> bool:
+    plan = migration_scenario()
+    try:
+        plan.revise(reason="proposed in class", observation=label, **REVISIONS[label])
+    except RevisionError:
+        return True
+    return False
+
+
+@cached_key
+def key(P: HarnessParams) -> dict:
+    """Every answer of the notebook for the parameters ``P``.
+
+    Examples
+    --------
+    >>> from decompkit.variants import params
+    >>> k = key(params("harness"))
+    >>> sorted(k["ready_now"]), f"{k['progress_original']:.3f} {k['progress_current']:.3f}"
+    (['patch_etl', 'patch_reporting'], '0.833 0.556')
+    >>> round(k["success"], 3), round(k["success_trace_reader"], 3)
+    (0.769, 0.096)
+    """
+    progress = migration_scenario().progress()
+    q_eff = P.q * (1 - P.persuasion)
+    matrix = np.linalg.matrix_power(markov.transition_matrix(P.n, P.p, P.q), P.budget)
+    appended = harness.appended_context_cost(P.T, P.a, P.L0)
+    return {
+        "ready_now": set(plan_at(STAGE).ready()),
+        "moves": {m: "legal" if _move_allowed(m) else "illegal" for m in MOVES},
+        "refused": {r for r in REVISIONS if _revision_refused(r)},
+        "progress_original": progress.original_fraction,
+        "progress_current": progress.current_fraction,
+        "success": markov.success_exact(P.n, P.p, P.q, P.budget),
+        "corrupted": float(matrix[0, -1]),
+        "q_effective": q_eff,
+        "success_trace_reader": markov.success_exact(P.n, P.p, q_eff, P.budget),
+        "clustered": "lower",
+        "appended_cost": appended,
+        "cost_ratio": appended / harness.fresh_context_cost(P.T, P.L_star),
+    }
+
+
+def _mistakes(item: str, P: HarnessParams) -> dict:
+    p, q, n, B, r = P.p, P.q, P.n, P.budget, P.persuasion
+    success = markov.success_exact(n, p, q, B)
+    return {
+        "progress_original": {"that counts the steps added after evidence as original": 5 / 9},
+        "progress_current": {
+            "the current plan has nine steps, three of them added after the evidence": 5 / 6
+        },
+        "success": {
+            "that is p**n, the chain without an audit; caught errors are retried": p**n,
+            "that is the perfect audit (q = 1): a binomial tail": markov.success_exact(
+                n, p, 1.0, B
+            ),
+        },
+        "corrupted": {
+            "not every failure is corruption: a run can also run out of budget": 1 - success,
+            "that is one round's escape rate (1-p)(1-q), not the chance over the budget": (
+                (1 - p) * (1 - q)
+            ),
+        },
+        "q_effective": {
+            "persuasion removes catches: the auditor keeps q (1 - persuasion)": q * r,
+            "detection still needs the auditor's own q: multiply by it": 1 - r,
+        },
+        "success_trace_reader": {
+            "that is the auditor reading the environment, with its full q": success,
+            "the trace reader still catches some errors: use q (1 - persuasion), not 0": p**n,
+        },
+        "appended_cost": {
+            "round t reads L0 + a t tokens for t = 0 .. T-1, not t = 1 .. T": (
+                harness.appended_context_cost(P.T + 1, P.a, P.L0) - P.L0**2
+            ),
+            "the cost adds every round's (L0 + a t)**2, not only the last round's": (
+                P.T * (P.L0 + P.a * (P.T - 1)) ** 2
+            ),
+        },
+        "cost_ratio": {
+            "that is fresh over appended; the question asks appended over fresh": (
+                harness.fresh_context_cost(P.T, P.L_star)
+                / harness.appended_context_cost(P.T, P.a, P.L0)
+            ),
+        },
+    }.get(item, {})
+
+
+_BOUNDS = {
+    "progress_original": ((0.0, 1.0), "a share of steps lies in [0, 1]"),
+    "progress_current": ((0.0, 1.0), "a share of steps lies in [0, 1]"),
+    "success": ((0.0, 1.0), "a probability lies in [0, 1]"),
+    "corrupted": ((0.0, 1.0), "a probability lies in [0, 1]"),
+    "q_effective": ((0.0, 1.0), "a detection rate lies in [0, 1]"),
+    "success_trace_reader": ((0.0, 1.0), "a probability lies in [0, 1]"),
+    "appended_cost": ((0.0, np.inf), "a cost in tokens squared is positive"),
+    "cost_ratio": ((0.0, np.inf), "a ratio of two costs is positive"),
+}
+
+
+def check(item: str, answer, P: HarnessParams) -> bool:
+    """Visible check of one answer of the notebook (see :func:`key` for the items).
+
+    Raises
+    ------
+    decompkit.checks.CheckFailed
+        When the answer is off, with a hint naming the likely mistake.
+    ValueError
+        When ``item`` is not an item of this notebook.
+    """
+    expected = key(P)
+    if item not in expected:
+        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    if item == "ready_now":
+        plan = plan_at(STAGE)
+        return check_set(
+            item,
+            answer,
+            expected[item],
+            hints={
+                "a step is ready only when every step it waits for is done": lambda got: any(
+                    any(plan.step(d).state is not DONE for d in plan.step(s).depends_on)
+                    for s in got
+                    if s in plan.graph()
+                ),
+                "done steps are not ready any more": lambda got: any(
+                    s in plan.graph() and plan.step(s).state is DONE for s in got
+                ),
+            },
+        )
+    if item == "moves":
+        return check_moves(answer)
+    if item == "refused":
+        return check_refused(answer)
+    if item == "clustered":
+        return check_choice(
+            item,
+            answer,
+            expected[item],
+            ["lower", "higher", "unchanged"],
+            "with the same mean p, hard subtasks burn more rounds and slip more often",
+        )
+    bounds, hint = _BOUNDS[item]
+    return check_number(
+        item, answer, expected[item], mistakes=_mistakes(item, P), bounds=bounds, bounds_hint=hint
+    )
+
+
+def check_moves(answer) -> bool:
+    """Visible check of the legal/illegal verdicts on :data:`MOVES`."""
+    expected = {m: "legal" if _move_allowed(m) else "illegal" for m in MOVES}
+    return check_choices(
+        "moves",
+        answer,
+        expected,
+        ["legal", "illegal"],
+        {
+            "pending -> done, with evidence": "a step is done only after it was active",
+            "active -> done, no evidence": "done requires evidence",
+            "blocked -> active, credentials arrived": "a blocked step goes back to pending first",
+            "done -> abandoned, no longer needed": "a done result is reopened, never abandoned",
+            "pending -> abandoned, no reason given": "abandoning keeps its reason",
+        },
+    )
+
+
+def check_refused(answer) -> bool:
+    """Visible check of the set of :data:`REVISIONS` the plan refuses."""
+    from ..checks import unanswered
+
+    if unanswered(answer):
+        return check_set("refused", answer, ())
+    unknown = [r for r in answer if r not in REVISIONS] if not isinstance(answer, str) else []
+    if unknown:
+        raise CheckFailed("refused", f"not among the proposals: {unknown}")
+    return check_set(
+        "refused",
+        answer,
+        {r for r in REVISIONS if _revision_refused(r)},
+        hints={
+            "adding a step that waits for evidence is how a plan learns; it is accepted": (
+                lambda got: "add a rollback rehearsal before redeploy" in got
+            ),
+            "a done result may be invalidated: reopening is a legal revision": (
+                lambda got: "reopen the ETL patch: its dry run used stale data" in got
+            ),
+        },
+    )
+
+
+def degenerate(P: HarnessParams) -> list[str]:
+    """Why ``P`` would make an exercise of the notebook degenerate (empty when usable).
+
+    Examples
+    --------
+    The lecture's budget of 2n rounds is so generous that almost no run runs out of it, so
+    corruption is all but 1 - success; per-student budgets are tighter:
+
+    >>> from decompkit.variants import params
+    >>> [problem.split(":")[0] for problem in degenerate(params("harness"))]
+    ['corrupted', 'no run runs out of budget']
+    >>> degenerate(params("harness", "s0001"))
+    []
+    """
+    expected = key(P)
+    found = mistake_clashes(expected, lambda item: _mistakes(item, P))
+    if not 0.05 <= expected["success"] <= 0.95:
+        found.append(f"success = {expected['success']:.4f} is too close to 0 or 1")
+    if not 0.02 <= expected["corrupted"] <= 0.9:
+        found.append(f"corruption = {expected['corrupted']:.4f} is too close to 0 or 1")
+    if expected["success"] - expected["success_trace_reader"] < 0.05:
+        found.append("the trace-reading auditor barely changes success")
+    if 1 - expected["success"] - expected["corrupted"] < 0.02:
+        found.append("no run runs out of budget: corruption would be 1 - success")
+    return found
