@@ -1,0 +1,94 @@
+"""The lab notebook's answer checks (decompkit.lab.checks)."""
+
+import socket
+
+import pytest
+
+from decompkit.checks import CheckFailed
+from decompkit.lab.checks import ITEMS, check, expected
+from decompkit.lab.models import MODEL_ENV
+from decompkit.lab.tutorials import ForkJoinRun
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """Scripted models only; any attempt to open a network connection fails the test."""
+    monkeypatch.delenv(MODEL_ENV, raising=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+RUN = ForkJoinRun("x", {"fetch_p": (1.0, 61.0), "fetch_q": (2.0, 63.0), "compare": (64, 84)}, 85)
+
+
+def test_expected_values():
+    assert expected("schema_rejects") == {"b", "d", "e"}
+    assert expected("new_tasks") == {"write_code'", "run_tests'"}
+    assert expected("plan_times") == (320, 120)
+    assert expected("broken_kinds") == {"unknown_tool", "cycle", "dependency_without_placeholder"}
+    with pytest.raises(ValueError, match="item must be one of .*, got 'overlap_ms'"):
+        expected("overlap_ms")
+
+
+@pytest.mark.parametrize(
+    ("item", "answer"),
+    [
+        ("schema_rejects", ["e", "d", "b"]),
+        ("new_tasks", {"run_tests'", "write_code'"}),
+        ("plan_times", (320, 120)),
+        ("plan_times", [320.0, 120.2]),
+        ("broken_kinds", {"cycle", "unknown_tool", "dependency_without_placeholder"}),
+        ("overlap_ms", 59.5),
+    ],
+)
+def test_right_answers_are_on_track(item, answer, capsys):
+    assert check(item, answer, run=RUN) is True
+    assert capsys.readouterr().out == f"[ok] {item}: on track.\n"
+
+
+@pytest.mark.parametrize("item", ITEMS)
+def test_none_is_not_answered(item, capsys):
+    assert check(item, None, run=RUN) is False
+    assert "not answered yet" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "hint"),
+    [
+        ("schema_rejects", {"b", "c", "d", "e"}, "well-formed: a schema checks the format"),
+        ("schema_rejects", {"b", "d", "e", "f"}, "lax"),
+        ("schema_rejects", {"b"}, "a missing field, or a number outside its allowed range"),
+        ("schema_rejects", "bde", "expected a set, got the str 'bde'"),
+        ("new_tasks", {"write_code'", "run_tests'", "report"}, "it is not a new node"),
+        ("new_tasks", {"write_code'", "run_tests"}, "never sent again"),
+        ("new_tasks", {"write_code'"}, "needs a new test run of its own"),
+        ("plan_times", (120, 320), "swapped"),
+        ("plan_times", (300, 120), "the serial sum is off"),
+        ("plan_times", (320, 100), "ends with the comparison"),
+        ("plan_times", (320, 140), "the critical path is off"),
+        ("plan_times", 320, r"expected a pair \(serial_ms, critical_ms\), got 320"),
+        ("broken_kinds", {"cycle", "dependency_without_placeholder"}, "letter by letter"),
+        ("broken_kinds", {"unknown_tool", "dependency_without_placeholder"}, "come back"),
+        ("broken_kinds", {"unknown_tool", "cycle"}, "compare each step's depends_on"),
+        (
+            "broken_kinds",
+            {"unknown_tool", "cycle", "placeholder_without_dependency"},
+            "read the direction",
+        ),
+        ("overlap_ms", 0, "not the expected value"),
+    ],
+)
+def test_wrong_answers_get_a_hint(item, answer, hint):
+    with pytest.raises(CheckFailed, match=hint):
+        check(item, answer, run=RUN)
+
+
+def test_bad_items():
+    with pytest.raises(ValueError, match="item must be one of .*, got 'speed'"):
+        check("speed", 1)
+    with pytest.raises(ValueError, match="run must be the fork-and-join run"):
+        check("overlap_ms", 60)
