@@ -26,18 +26,46 @@ sinks of the plan as accepted (a step a revision adds with the flag joins them).
 verification is what "the goal is reached" means, so a revision may not remove one, an
 invariant step may not be abandoned, and a revision may not let one run without a step it
 used to wait for (unless that step itself is removed). No method edits a verification text.
+
+This module, the public home of all these names, holds the plan and its errors; it re-exports
+the states, :class:`Step`, the events and :class:`Progress` (``_artefact_steps``) and the
+scenario (``_artefact_migration``); ``_artefact_checks`` finds a candidate plan's problems.
 """
 
 from __future__ import annotations
 
-import reprlib
 import time
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, replace
-from enum import Enum
-from types import MappingProxyType
+from dataclasses import replace
 
-from .dag import CycleError, ancestors, descendants, topological_order
+from ._artefact_checks import (
+    as_edges,
+    as_ids,
+    as_items,
+    as_step,
+    check_revision,
+    graph_problems,
+    live_descendants,
+)
+from ._artefact_migration import migration_scenario, migration_stages
+from ._artefact_steps import (
+    ABANDONED,
+    ACTIVE,
+    BLOCKED,
+    DONE,
+    NEEDS_REASON,
+    PENDING,
+    TRANSITIONS,
+    Progress,
+    Revision,
+    State,
+    Step,
+    Transition,
+    as_state,
+    is_text,
+    required_text,
+    short,
+)
 from .plan import PlanError, PlanProblem
 
 __all__ = [
@@ -58,67 +86,6 @@ __all__ = [
     "migration_stages",
     "migration_scenario",
 ]
-
-_short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
-
-
-class State(str, Enum):
-    """The state of a step; compares equal to its name (``State.DONE == "done"``).
-
-    Examples
-    --------
-    >>> State("done") is DONE, sorted(map(str, TRANSITIONS[ACTIVE]))
-    (True, ['abandoned', 'blocked', 'done', 'pending'])
-    """
-
-    PENDING = "pending"
-    ACTIVE = "active"
-    BLOCKED = "blocked"
-    DONE = "done"
-    ABANDONED = "abandoned"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-PENDING, ACTIVE, BLOCKED, DONE, ABANDONED = State
-
-_KINDS = {
-    (PENDING, ACTIVE): "start",
-    (PENDING, BLOCKED): "block",
-    (PENDING, ABANDONED): "abandon",
-    (ACTIVE, DONE): "complete",
-    (ACTIVE, BLOCKED): "block",
-    (ACTIVE, PENDING): "put_back",
-    (ACTIVE, ABANDONED): "abandon",
-    (BLOCKED, PENDING): "unblock",
-    (BLOCKED, ABANDONED): "abandon",
-    (DONE, PENDING): "reopen",
-}
-
-#: ``{state: frozenset of the states a step may move to from it}``.
-TRANSITIONS = MappingProxyType({s: frozenset(b for a, b in _KINDS if a is s) for s in State})
-_NEEDS_REASON = frozenset({BLOCKED, ABANDONED, PENDING})
-
-
-def _state(name: str, value) -> State:
-    try:
-        return State(value)
-    except ValueError:
-        known = ", ".join(repr(s.value) for s in State)
-        raise ValueError(f"{name} must be one of {known}, got {_short.repr(value)}") from None
-
-
-def _text(value) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _required_text(name: str, value) -> str:
-    if not _text(value):
-        raise ValueError(f"{name} must be a non-empty str, got {_short.repr(value)}")
-    return value
 
 
 class TransitionError(ValueError):
@@ -150,294 +117,6 @@ class RevisionError(PlanError):
     ``"duplicate_edge"``, ``"not_done"``, ``"dependent_done"``, ``"not_pending"`` or
     ``"empty"``.
     """
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a plan, as a frozen snapshot; the plan replaces it on every change.
-
-    Attributes
-    ----------
-    id, description : str
-        A unique name and what the step does.
-    verification : str
-        How a reader will know the step is done (keyword-only, required).
-    depends_on : tuple of str
-        The ids of the steps that must be done first.
-    invariant : bool
-        Flags a completion invariant (see the module notes).
-    note : str
-        A free annotation; a revision may change it on any step.
-    state : State
-        Pending for a step handed to a plan; only the plan moves it.
-    evidence, reason : str or None
-        The evidence of a done step; the reason given with the latest move (an abandoned or
-        blocked step keeps it).
-
-    Examples
-    --------
-    >>> s = Step("deploy", "Deploy the services", depends_on=["patch"], verification="live")
-    >>> s.depends_on, s.state
-    (('patch',), <State.PENDING: 'pending'>)
-    """
-
-    id: str
-    description: str
-    _: KW_ONLY
-    verification: str
-    depends_on: tuple = ()
-    invariant: bool = False
-    note: str = ""
-    state: State = PENDING
-    evidence: str | None = None
-    reason: str | None = None
-
-    def __post_init__(self):
-        if isinstance(self.depends_on, list):
-            object.__setattr__(self, "depends_on", tuple(self.depends_on))
-        object.__setattr__(self, "state", _state("state", self.state))
-
-
-@dataclass(frozen=True)
-class Transition:
-    """A logged move of one step from state ``before`` to state ``after``.
-
-    ``kind`` names the move (``"start"``, ``"complete"``, ``"reopen"``, ...; ``"a->b"`` for a
-    pair outside the table, which only a log from a looser tracker can hold).
-
-    Examples
-    --------
-    >>> Transition(0, 0.0, "deploy", "active", "done", evidence="health checks green").kind
-    'complete'
-    >>> Transition(1, 0.0, "deploy", "pending", "done").kind  # a looser tracker's record
-    'pending->done'
-    """
-
-    seq: int
-    time: float
-    step: str
-    before: State
-    after: State
-    reason: str | None = None
-    observation: str | None = None
-    evidence: str | None = None
-
-    def __post_init__(self):
-        object.__setattr__(self, "before", _state("before", self.before))
-        object.__setattr__(self, "after", _state("after", self.after))
-
-    @property
-    def kind(self) -> str:
-        return _KINDS.get((self.before, self.after), f"{self.before}->{self.after}")
-
-
-@dataclass(frozen=True)
-class Revision:
-    """A logged revision with its diff; an edge ``(u, v)`` means *u before v*.
-
-    ``structural`` is true when nodes or edges changed (a reopen or a note alone is not);
-    ``goal_changed`` when ``new_goal`` is set, which a :class:`Plan` always refuses.
-
-    Examples
-    --------
-    >>> r = Revision(0, 0.0, "result wrong", "test 7 red", reopened=("patch_etl",))
-    >>> r.structural, r.goal_changed
-    (False, False)
-    """
-
-    seq: int
-    time: float
-    reason: str
-    observation: str
-    added_nodes: tuple = ()
-    removed_nodes: tuple = ()
-    added_edges: tuple = ()
-    removed_edges: tuple = ()
-    reopened: tuple = ()
-    renoted: tuple = ()
-    new_goal: str | None = None
-    kind = "revision"
-
-    @property
-    def structural(self) -> bool:
-        return bool(
-            self.added_nodes or self.removed_nodes or self.added_edges or self.removed_edges
-        )
-
-    @property
-    def goal_changed(self) -> bool:
-        return self.new_goal is not None
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Progress against the original plan and against the current one.
-
-    The original denominator counts every step of the plan as accepted, removed ones too
-    (the promise made); the current one counts the steps now in the plan except abandoned
-    ones (the work now known). Both are >= 1 for a plan: it starts non-empty and keeps its
-    invariant steps.
-
-    Examples
-    --------
-    >>> p = Progress(original_done=5, original_total=6, added=3, current_done=5,
-    ...              current_total=9)
-    >>> print(p)
-    5 of 6 original steps done; 3 added after evidence; 5 of 9 current steps done
-    >>> round(p.original_fraction, 4), round(p.current_fraction, 4)
-    (0.8333, 0.5556)
-    """
-
-    original_done: int
-    original_total: int
-    added: int
-    current_done: int
-    current_total: int
-    abandoned: int = 0
-    removed: int = 0
-
-    def __post_init__(self):
-        if not (0 <= self.original_done <= self.original_total and self.original_total >= 1):
-            raise ValueError(
-                f"need 0 <= original_done <= original_total >= 1, got {self.original_done} "
-                f"and {self.original_total}"
-            )
-        if not (0 <= self.current_done <= self.current_total and self.current_total >= 1):
-            raise ValueError(
-                f"need 0 <= current_done <= current_total >= 1, got {self.current_done} "
-                f"and {self.current_total}"
-            )
-
-    @property
-    def original_fraction(self) -> float:
-        return self.original_done / self.original_total
-
-    @property
-    def current_fraction(self) -> float:
-        return self.current_done / self.current_total
-
-    def __str__(self) -> str:
-        text = (
-            f"{self.original_done} of {self.original_total} original steps done; "
-            f"{self.added} added after evidence; "
-            f"{self.current_done} of {self.current_total} current steps done"
-        )
-        extras = [(self.abandoned, "abandoned"), (self.removed, "removed")]
-        return text + "".join(f"; {n} {what}" for n, what in extras if n)
-
-
-# --------------------------------------------------------------------------------------------
-# Validation of a candidate step list (construction and every revision)
-# --------------------------------------------------------------------------------------------
-
-
-def _as_step(where: str, item) -> Step:
-    if isinstance(item, Mapping):
-        try:
-            item = Step(**item)
-        except TypeError as error:
-            raise ValueError(f"{where} is not a valid step: {error}") from None
-    if not isinstance(item, Step):
-        raise ValueError(
-            f"{where} must be a Step or a mapping of its fields, got {_short.repr(item)}"
-        )
-    if not isinstance(item.id, str):  # every later check keys on the id
-        raise ValueError(f"{where} has id {_short.repr(item.id)}; an id must be a str")
-    return item
-
-
-def _well_formed_deps(deps) -> bool:
-    return isinstance(deps, tuple) and all(isinstance(d, str) for d in deps)
-
-
-def _step_problems(step: Step, position: int) -> list[PlanProblem]:
-    label = step.id if _text(step.id) else f"#{position}"
-    deps = step.depends_on
-    bad_deps = not _well_formed_deps(deps)
-    checks = [
-        (not _text(value), "malformed", f"{field} {_short.repr(value)}; it must be a non-empty str")
-        for field, value in [
-            ("id", step.id),
-            ("description", step.description),
-            ("verification", step.verification),
-        ]
-    ] + [
-        (bad_deps, "malformed", f"depends_on {_short.repr(deps)}; it must be a list of step ids"),
-        (not bad_deps and len(set(deps)) < len(deps), "malformed", f"a repeated dependency {deps}"),
-        (not isinstance(step.note, str), "malformed", f"note {_short.repr(step.note)}, not a str"),
-        (
-            step.state is not PENDING or step.evidence is not None,
-            "not_pending",
-            f"state {str(step.state)!r}; new steps start pending, without evidence",
-        ),
-    ]
-    where = f"step {label!r}" if _text(step.id) else f"the step at position {position}"
-    return [PlanProblem(kind, (label,), f"{where} has {why}") for bad, kind, why in checks if bad]
-
-
-def _graph_problems(steps: list[Step], fresh: int) -> list[PlanProblem]:
-    """Problems of a candidate list: its last ``fresh`` steps' fields, ids, dependencies, cycles."""
-    new = steps[len(steps) - fresh :]
-    problems = [p for k, s in enumerate(new, start=1) for p in _step_problems(s, k)]
-    seen: set = set()
-    for s in steps:
-        if s.id in seen:
-            problems.append(
-                PlanProblem("duplicate_id", (s.id,), f"step id {s.id!r} is used more than once")
-            )
-        seen.add(s.id)
-    ids = {s.id for s in steps}
-    graph = {}
-    for s in steps:
-        if s.id in graph or not _well_formed_deps(s.depends_on):
-            continue
-        for d in s.depends_on:
-            if d not in ids:
-                problems.append(
-                    PlanProblem(
-                        "unknown_dependency",
-                        (s.id, d),
-                        f"step {s.id!r} depends on {d!r}, which is not a step of the plan",
-                    )
-                )
-        graph[s.id] = [d for d in s.depends_on if d in ids]
-    try:
-        topological_order(graph)
-    except CycleError as error:
-        shown = " -> ".join(map(repr, error.cycle))
-        problems.append(
-            PlanProblem(
-                "cycle", tuple(error.cycle), f"the dependencies would form a cycle: {shown}"
-            )
-        )
-    return problems
-
-
-def _items(name: str, value, what: str) -> list:
-    if isinstance(value, str) or not hasattr(value, "__iter__"):
-        raise ValueError(f"{name} must be a list of {what}, got {_short.repr(value)}")
-    return list(value)
-
-
-def _ids(name: str, value) -> tuple:
-    ids = _items(name, value, "step ids")
-    for sid in ids:
-        if not isinstance(sid, str):
-            raise ValueError(f"{name} must hold step ids (str), got {_short.repr(sid)}")
-    return tuple(dict.fromkeys(ids))
-
-
-def _edges(name: str, value) -> list[tuple]:
-    edges = _items(name, value, "(before, after) pairs")
-    for e in edges:
-        if not (isinstance(e, tuple) and len(e) == 2 and all(isinstance(x, str) for x in e)):
-            raise ValueError(f"{name} must hold (before, after) pairs of step ids, got {e!r}")
-    return list(dict.fromkeys(edges))
-
-
-# --------------------------------------------------------------------------------------------
-# The plan
-# --------------------------------------------------------------------------------------------
 
 
 class Plan:
@@ -474,12 +153,12 @@ class Plan:
     """
 
     def __init__(self, goal: str, steps, *, clock=None):
-        self._goal = _required_text("goal", goal)
+        self._goal = required_text("goal", goal)
         if clock is not None and not callable(clock):
-            raise ValueError(f"clock must be callable, got {_short.repr(clock)}")
+            raise ValueError(f"clock must be callable, got {short.repr(clock)}")
         self._clock = time.time if clock is None else clock
-        steps = [_as_step(f"steps[{k}]", s) for k, s in enumerate(_items("steps", steps, "steps"))]
-        problems = _graph_problems(steps, len(steps))
+        steps = [as_step(f"steps[{k}]", s) for k, s in enumerate(as_items("steps", steps, "steps"))]
+        problems = graph_problems(steps, len(steps))
         if not steps:
             problems.append(PlanProblem("size", (), "plan has no steps"))
         if problems:
@@ -546,7 +225,7 @@ class Plan:
             return self._steps[step_id]
         except (KeyError, TypeError):
             have = ", ".join(map(repr, self._steps))
-            raise ValueError(f"unknown step {_short.repr(step_id)}; the plan has {have}") from None
+            raise ValueError(f"unknown step {short.repr(step_id)}; the plan has {have}") from None
 
     def graph(self) -> dict:
         """The dependency graph ``{id: tuple of ids it depends on}`` (a fresh dict).
@@ -648,7 +327,7 @@ dependencies not done: 'a' (pending)
         ('b',)
         """
         step = self.step(step_id)
-        to = _state("to", to)
+        to = as_state("to", to)
         if evidence is not None and to is not DONE:
             raise ValueError(f"evidence is recorded only on a move to 'done', not to {str(to)!r}")
         current = step.state
@@ -663,10 +342,10 @@ dependencies not done: 'a' (pending)
                 if allowed
                 else f"{str(current)!r} is terminal"
             )
-        if to in _NEEDS_REASON and not _text(reason):
-            refuse(f"a reason is required, got {_short.repr(reason)}")
-        if to is DONE and not _text(evidence):
-            refuse(f"done needs evidence (a non-empty str), got {_short.repr(evidence)}")
+        if to in NEEDS_REASON and not is_text(reason):
+            refuse(f"a reason is required, got {short.repr(reason)}")
+        if to is DONE and not is_text(evidence):
+            refuse(f"done needs evidence (a non-empty str), got {short.repr(evidence)}")
         if to is ACTIVE:
             waiting = [d for d in step.depends_on if self._steps[d].state is not DONE]
             if waiting:
@@ -677,7 +356,7 @@ dependencies not done: 'a' (pending)
         if to is ABANDONED and step.id in self._invariants:
             refuse("it carries a completion invariant; abandoning it would drop the goal's check")
         if current is DONE:
-            live = self._live_descendants(step.id, ())
+            live = live_descendants(self._steps, step.id, ())
             if live:
                 refuse(f"{live} rest on its result; reopen or put back those first")
         self._steps[step.id] = replace(
@@ -692,16 +371,6 @@ dependencies not done: 'a' (pending)
             observation=observation,
             evidence=evidence,
         )
-
-    def _live_descendants(self, step_id, besides) -> str:
-        """The descendants of a step that are active or done (and not in ``besides``)."""
-        found = descendants(self.graph(), [step_id])
-        live = [
-            d
-            for d in self._steps
-            if d in found and d not in besides and self._steps[d].state in (ACTIVE, DONE)
-        ]
-        return ", ".join(f"{d!r} ({self._steps[d].state})" for d in live)
 
     def revise(
         self,
@@ -771,126 +440,34 @@ dependencies not done: 'a' (pending)
         decompkit.artefact.RevisionError: plan has 1 problem:
           - the dependencies would form a cycle: 'b' -> 'c' -> 'b'
         """
-        reason = _required_text("reason", reason)
-        observation = _required_text("observation", observation)
-        new = [_as_step(f"add[{k}]", s) for k, s in enumerate(_items("add", add, "steps"))]
-        remove, reopen = _ids("remove", remove), _ids("reopen", reopen)
+        reason = required_text("reason", reason)
+        observation = required_text("observation", observation)
+        new = [as_step(f"add[{k}]", s) for k, s in enumerate(as_items("add", add, "steps"))]
+        remove, reopen = as_ids("remove", remove), as_ids("reopen", reopen)
         add_edges, remove_edges = (
-            _edges("add_edges", add_edges),
-            _edges("remove_edges", remove_edges),
+            as_edges("add_edges", add_edges),
+            as_edges("remove_edges", remove_edges),
         )
         if notes is not None and not isinstance(notes, Mapping):
-            raise ValueError(f"notes must be a mapping {{id: note}}, got {_short.repr(notes)}")
+            raise ValueError(f"notes must be a mapping {{id: note}}, got {short.repr(notes)}")
         notes = dict(notes or {})
-        old, problems = self._steps, []
-
-        def problem(kind, steps, message):
-            problems.append(PlanProblem(kind, tuple(steps), message))
-
-        drift = goal is not None and goal != self._goal
-        if drift:
-            problem(
-                "goal",
-                (),
-                f"revision would change the goal from {self._goal!r} to "
-                f"{_short.repr(goal)}; the goal is fixed for the life of the plan",
-            )
-        if not (drift or new or remove or add_edges or remove_edges or reopen or notes):
-            problem("empty", (), "revision changes nothing")
-        for sid in [*remove, *reopen, *notes]:
-            if sid not in old:
-                problem("unknown_step", (sid,), f"unknown step {_short.repr(sid)}")
-        for sid in remove:
-            if sid in self._invariants:
-                problem(
-                    "invariant",
-                    (sid,),
-                    f"step {sid!r} is a completion invariant and cannot be removed",
-                )
-            elif sid in old and old[sid].state is not PENDING:
-                problem(
-                    "immutable_step",
-                    (sid,),
-                    f"step {sid!r} is {old[sid].state}; only "
-                    "pending steps can be removed (executed steps are immutable)",
-                )
-        for sid in reopen:
-            if sid in old and old[sid].state is not DONE:
-                problem(
-                    "not_done",
-                    (sid,),
-                    f"step {sid!r} is {old[sid].state}; only done steps can be reopened",
-                )
-            elif sid in old and (live := self._live_descendants(sid, reopen)):
-                problem(
-                    "dependent_done",
-                    (sid,),
-                    f"reopening {sid!r} invalidates {live}; reopen them in the same revision",
-                )
-        for sid, text in notes.items():
-            if not isinstance(text, str):
-                problem(
-                    "malformed", (sid,), f"note for {sid!r} must be a str, got {_short.repr(text)}"
-                )
-        for s in new:
-            if s.id in self._used and s.id not in old:
-                problem(
-                    "duplicate_id",
-                    (s.id,),
-                    f"step id {s.id!r} was used earlier in this plan; ids are never reused",
-                )
-
-        # The candidate graph: kept steps, then new ones; ``deps`` is edited in place.
-        kept = [s for sid, s in old.items() if sid not in remove]
-        deps = {s.id: list(s.depends_on) for s in kept}
-        for s in new:
-            if _well_formed_deps(s.depends_on):
-                deps.setdefault(s.id, list(s.depends_on))
-        dropped = [(d, sid) for sid in remove if sid in old for d in old[sid].depends_on]
-        for s in kept:
-            dropped += [(sid, s.id) for sid in remove if sid in deps[s.id]]
-            deps[s.id] = [d for d in deps[s.id] if d not in remove]
-        for edges, adding in ((remove_edges, False), (add_edges, True)):
-            for u, v in edges:
-                if u not in deps or v not in deps:
-                    problem("unknown_step", (u, v), f"edge {(u, v)!r} names an unknown step")
-                elif v in old and old[v].state not in (PENDING, BLOCKED):
-                    problem(
-                        "immutable_step",
-                        (v,),
-                        f"step {v!r} is {old[v].state}; only "
-                        "pending or blocked steps can change their dependencies",
-                    )
-                elif adding and u in deps[v]:
-                    problem("duplicate_edge", (u, v), f"edge {(u, v)!r} is already in the plan")
-                elif not adding and u not in deps[v]:
-                    problem("unknown_edge", (u, v), f"edge {(u, v)!r} is not in the plan")
-                elif adding:
-                    deps[v].append(u)
-                else:
-                    deps[v].remove(u)
-        candidate = [replace(s, depends_on=tuple(deps[s.id])) for s in kept]
-        candidate += [
-            replace(s, depends_on=tuple(deps[s.id])) if _well_formed_deps(s.depends_on) else s
-            for s in new
-        ]
-        found = _graph_problems(candidate, len(new))
-        problems += found
-        graph = {s.id: s.depends_on for s in candidate}
-        if not found:  # ancestor sets are only meaningful for a valid graph
-            before = self.graph()
-            for v in self._invariants:
-                if v in graph:
-                    lost = ancestors(before, [v]) - set(remove) - ancestors(graph, [v])
-                    for u in [u for u in old if u in lost]:
-                        problem(
-                            "invariant",
-                            (v, u),
-                            f"invariant step {v!r} would no longer wait for {u!r}",
-                        )
+        candidate, dropped, problems = check_revision(
+            self._steps,
+            goal=self._goal,
+            invariants=self._invariants,
+            used=self._used,
+            new=new,
+            remove=remove,
+            add_edges=add_edges,
+            remove_edges=remove_edges,
+            reopen=reopen,
+            notes=notes,
+            proposed_goal=goal,
+        )
         if problems:
             raise RevisionError(problems)
 
+        graph = {s.id: s.depends_on for s in candidate}
         old_edges = {(d, sid) for sid, ds in self.graph().items() for d in ds}
         new_edges = {(d, sid) for sid, ds in graph.items() for d in ds}
         committed = {}
@@ -926,163 +503,3 @@ dependencies not done: 'a' (pending)
                 observation=observation,
             )
         return event
-
-
-# --------------------------------------------------------------------------------------------
-# The warehouse-connector migration, scripted
-# --------------------------------------------------------------------------------------------
-
-_MIGRATION_GOAL = "Move every reader of the warehouse from the old connector to the new one"
-_MIGRATION = [
-    (
-        "find_callers",
-        "Find every caller of the old connector",
-        (),
-        "a list of call sites, each with file and line",
-        "grep + import graph: 14 call sites",
-    ),
-    (
-        "read_schemas",
-        "Read the old and new warehouse schemas",
-        ("find_callers",),
-        "a column mapping for every table a caller reads",
-        "mapping.csv: 31 tables mapped",
-    ),
-    (
-        "patch_reporting",
-        "Point the reporting jobs at the new connector",
-        ("find_callers", "read_schemas"),
-        "reporting tests pass against the new connector",
-        "CI run 4812: 212 reporting tests green",
-    ),
-    (
-        "patch_etl",
-        "Point the ETL loaders at the new connector",
-        ("find_callers", "read_schemas"),
-        "an ETL dry run loads yesterday with equal row counts",
-        "dry run: 48 tables, row counts equal",
-    ),
-    (
-        "deploy",
-        "Deploy the patched services",
-        ("patch_reporting", "patch_etl"),
-        "the new connector version is live",
-        "deploy 2026-03-02 10:14, health checks green",
-    ),
-    (
-        "verify_production",
-        "Verify production on the new connector",
-        ("deploy",),
-        "24 h of production logs without a call to the old connector",
-        None,
-    ),
-]
-_SCHEDULER_FOUND = (
-    "production log: the nightly scheduler job refresh_aggregates still opens the old "
-    "connector at 02:00; its call lives in the scheduler config, which the code search missed"
-)
-_DISCOVERED = [
-    Step(
-        "sweep_scheduled_jobs",
-        "List every scheduled job that opens a warehouse connection",
-        verification="every job in the scheduler config checked, callers listed",
-    ),
-    Step(
-        "patch_scheduler",
-        "Point the scheduler's jobs at the new connector",
-        depends_on=("sweep_scheduled_jobs", "read_schemas"),
-        verification="each listed job runs once against the new connector",
-    ),
-    Step(
-        "redeploy",
-        "Deploy the scheduler patch",
-        depends_on=("patch_scheduler", "deploy"),
-        verification="the patched scheduler config is live",
-    ),
-]
-
-
-def migration_stages(*, clock=None):
-    """Play the warehouse-connector migration, yielding ``(label, plan)`` after each stage.
-
-    Six steps are planned; five are done with evidence; verifying production finds a caller
-    the first search missed (a scheduler job configured outside the code), so verification is
-    put back and three steps are added: sweep the scheduled jobs, patch the scheduler, deploy
-    again; verification is re-pointed from ``deploy`` to ``redeploy`` (the lecture's
-    "re-point" repair, so the invariant step stays the sink and still waits for ``deploy``).
-    Verification was never done, so it is *put back* (active -> pending), not reopened: its
-    result was not accepted, only its run stopped. The six steps are F, S, P, E, Y, V of worked
-    example B (:func:`decompkit.examples.migration`), without the runbook, dashboard and
-    approval steps.
-
-    Parameters
-    ----------
-    clock : callable, optional
-        Passed to :class:`Plan`.
-
-    Yields
-    ------
-    label : str
-        What just happened.
-    plan : Plan
-        The same live plan each time; read it before advancing the generator.
-
-    Examples
-    --------
-    >>> for label, plan in migration_stages():
-    ...     p = plan.progress()
-    ...     print(f"{label:<22} {p.original_fraction:.3f} {p.current_fraction:.3f}")
-    plan accepted          0.000 0.000
-    find_callers done      0.167 0.167
-    read_schemas done      0.333 0.333
-    patch_reporting done   0.500 0.500
-    patch_etl done         0.667 0.667
-    deploy done            0.833 0.833
-    verification put back  0.833 0.833
-    plan revised           0.833 0.556
-    """
-    plan = Plan(
-        _MIGRATION_GOAL,
-        [Step(i, d, depends_on=p, verification=v) for i, d, p, v, _ in _MIGRATION],
-        clock=clock,
-    )
-    yield "plan accepted", plan
-    for sid, *_, evidence in _MIGRATION[:-1]:
-        plan.transition(sid, ACTIVE)
-        plan.transition(sid, DONE, evidence=evidence)
-        yield f"{sid} done", plan
-    plan.transition("verify_production", ACTIVE)
-    plan.transition(
-        "verify_production",
-        PENDING,
-        reason="an unpatched caller remains",
-        observation=_SCHEDULER_FOUND,
-    )
-    yield "verification put back", plan
-    plan.revise(
-        reason="the caller search missed jobs configured in the scheduler: find them, patch "
-        "them, deploy again, then verify",
-        observation=_SCHEDULER_FOUND,
-        add=_DISCOVERED,
-        add_edges=[("redeploy", "verify_production")],
-        remove_edges=[("deploy", "verify_production")],
-    )
-    yield "plan revised", plan
-
-
-def migration_scenario(*, clock=None) -> Plan:
-    """The warehouse-connector migration after all its stages (see :func:`migration_stages`).
-
-    Examples
-    --------
-    >>> plan = migration_scenario()
-    >>> p = plan.progress()
-    >>> print(p)
-    5 of 6 original steps done; 3 added after evidence; 5 of 9 current steps done
-    >>> f"{p.original_fraction:.1%} -> {p.current_fraction:.1%}"
-    '83.3% -> 55.6%'
-    >>> [e.kind for e in plan.events][-3:]
-    ['start', 'put_back', 'revision']
-    """
-    *_, (_, plan) = migration_stages(clock=clock)
-    return plan
