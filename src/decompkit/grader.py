@@ -161,6 +161,9 @@ def _grade_in_scratch(task: dict, notebooks: list[Path]) -> tuple[bool, str, dic
         inbox.mkdir(parents=True)
         for path in notebooks:
             shutil.copy2(path, inbox / path.name)
+        submitted = root / "submitted" / student / assignment
+        if (submitted / "timestamp.txt").is_file():  # nbgrader's record of when it came in
+            shutil.copy2(submitted / "timestamp.txt", inbox / "timestamp.txt")
         coursedir.assignment_id = assignment
         coursedir.student_id = student
         if len(notebooks) == 1:
@@ -229,20 +232,34 @@ def _reason(log: str) -> str:
     return lines[-1][:300] if lines else "nbgrader could not grade this notebook"
 
 
-def _record(database: Path, assignment: str, results: list[NotebookGrade]) -> None:
+def _submitted_at(folder: Path):
+    """The time nbgrader stamped on a submission (``timestamp.txt``), or None."""
+    from nbgrader.utils import parse_utc
+
+    stamp = folder / "timestamp.txt"
+    try:
+        return parse_utc(stamp.read_text().strip()) if stamp.is_file() else None
+    except (ValueError, OverflowError):
+        return None
+
+
+def _record(database: Path, assignment: str, results: list[NotebookGrade], submitted: Path) -> None:
     """Write the scores into the course gradebook (one writer), clamped to each cell's points."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(f"sqlite:///{database}") as gb:
         for student in sorted({r.student for r in results}):
             gb.update_or_create_student(student)
+            when = _submitted_at(submitted / student / assignment)
             try:
-                gb.find_submission(assignment, student)
+                submission = gb.find_submission(assignment, student)
             except MissingEntry:
                 with warnings.catch_warnings():
                     # nbgrader's add_submission trips SQLAlchemy's autoflush notice; harmless.
                     warnings.simplefilter("ignore", category=_sa_warning())
-                    gb.add_submission(assignment, student)
+                    submission = gb.add_submission(assignment, student)
+            if when is not None:
+                submission.timestamp = when
         for result in results:
             notebook = gb.find_submission_notebook(result.notebook, assignment, result.student)
             notebook.flagged = result.status != "graded" or result.flagged
@@ -320,10 +337,17 @@ def autograde(
             with ProcessPoolExecutor(max_workers=int(workers)) as pool:
                 graded = list(pool.map(_grade_student, tasks))
     results = [r for student in graded for r in student]
+    for student in submissions:  # nbgrader's feedback also needs the submission's other files
+        source = root / "submitted" / student / assignment
+        target = root / "autograded" / student / assignment
+        target.mkdir(parents=True, exist_ok=True)
+        for path in source.iterdir():
+            if path.is_file() and path.suffix != ".ipynb":
+                shutil.copy2(path, target / path.name)
     flagged = _integrity_report(root, assignment, submissions)
     for result in results:
         result.flagged = (result.student, result.notebook) in flagged
-    _record(database, assignment, results)
+    _record(database, assignment, results, root / "submitted")
     return results
 
 

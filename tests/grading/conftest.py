@@ -13,6 +13,7 @@ from .bank import CASES
 from .submissions import ROOT
 
 CELL_TIMEOUT = 5
+SUBMITTED_AT = "2026-11-30 09:15:00.000000 UTC"
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +31,8 @@ def course(tmp_path_factory):
                 target.write_bytes(made)
             else:
                 nbformat.write(made, target)
+    # nbgrader's exchange stamps every submission; the grader must carry the stamp along.
+    (root / "submitted" / "solved" / "decomp" / "timestamp.txt").write_text(SUBMITTED_AT)
     before = {p: p.read_bytes() for p in (root / "solutions").rglob("*") if p.is_file()}
     results = grader.autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT)
     return root, {(r.student, r.notebook): r for r in results}, before

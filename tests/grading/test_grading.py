@@ -16,6 +16,7 @@ import nbformat
 import pytest
 
 from .bank import ALL, CASES, FAILED
+from .conftest import SUBMITTED_AT
 from .submissions import NOTEBOOKS, points
 
 
@@ -57,7 +58,19 @@ def test_gradebook_holds_every_student_and_notebook(course):
                 stored = gb.find_submission_notebook(notebook, "decomp", case.student)
                 expected = results[(case.student, notebook)]
                 assert stored.score == pytest.approx(expected.score)
-                assert stored.flagged == (expected.status != "graded")
+                assert stored.flagged == (expected.status != "graded" or expected.flagged)
+
+
+def test_the_submission_time_reaches_the_gradebook_and_the_feedback_folder(course):
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import parse_utc
+
+    root, _, _ = course
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        assert gb.find_submission("decomp", "solved").timestamp == parse_utc(SUBMITTED_AT)
+        assert gb.find_submission("decomp", "kernel_death").timestamp is None
+    copied = root / "autograded" / "solved" / "decomp" / "timestamp.txt"
+    assert copied.read_text() == SUBMITTED_AT  # release_feedback reads it there
 
 
 def test_a_submission_cannot_touch_the_course(course):
