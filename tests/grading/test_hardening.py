@@ -15,10 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from .bank import CASES
+from .conftest import write_submissions
 from .submissions import ROOT, points
 
 CHAIN, HORIZON = "01-chain-reliability", "02-long-horizons"
@@ -42,18 +41,7 @@ def _course(root: Path, students, config: str) -> Path:
     root.mkdir(parents=True)
     (root / "nbgrader_config.py").write_text(config)
     shutil.copytree(ROOT / "solutions" / "decomp", root / "solutions" / "decomp")
-    for case in CASES:
-        if case.student not in students:
-            continue
-        folder = root / "submitted" / case.student / "decomp"
-        folder.mkdir(parents=True)
-        for notebook, build in case.notebooks.items():
-            made = build()
-            target = folder / f"{notebook}.ipynb"
-            if isinstance(made, bytes):
-                target.write_bytes(made)
-            else:
-                nbformat.write(made, target)
+    write_submissions(root, students)
     return root
 
 

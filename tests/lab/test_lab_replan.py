@@ -2,13 +2,12 @@
 
 import asyncio
 import json
-import socket
 
 import pytest
 
 import decompkit.lab.replan as replan_module
 from decompkit.lab.execute import Recorder
-from decompkit.lab.models import MODEL_ENV, PLANS
+from decompkit.lab.models import PLANS
 from decompkit.lab.replan import (
     ReplanLimitError,
     apply_repair,
@@ -22,18 +21,6 @@ from decompkit.scheduler import Artifact, FailureReport, RepairLimitError
 
 ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
 FAST = {"search": 2, "fetch_page": 3, "compare": 1}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def quotes():

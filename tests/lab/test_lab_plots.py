@@ -1,13 +1,12 @@
 """Gantt charts of the lab's runs (decompkit.plots.lab)."""
 
 import asyncio
-import socket
 
 import pytest
 from matplotlib.figure import Figure
 
 from decompkit.lab.compiler import compile_plan
-from decompkit.lab.models import MODEL_ENV, PLANS
+from decompkit.lab.models import PLANS
 from decompkit.lab.replan import run_with_replanning
 from decompkit.lab.rewoo import work
 from decompkit.lab.schema import Plan
@@ -15,18 +14,6 @@ from decompkit.lab.tools import Toolbox
 from decompkit.plots.lab import plot_run, plot_runs
 
 FAST = {"search": 2, "fetch_page": 3, "compare": 1}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """The compiler (decompkit.lab.compiler): series-parallel plans as concurrent graphs."""
 
 import asyncio
-import socket
 from itertools import product
 
 import networkx as nx
@@ -21,25 +20,13 @@ from decompkit.lab.compiler import (
     series_parallel,
 )
 from decompkit.lab.execute import durations
-from decompkit.lab.models import MODEL_ENV, PLANS
+from decompkit.lab.models import PLANS
 from decompkit.lab.rewoo import work
 from decompkit.lab.schema import Plan, Step, check_plan
 from decompkit.lab.tools import TOOLS, Toolbox
 from decompkit.plan import PlanError
 
 ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def plan(name):

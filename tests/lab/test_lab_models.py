@@ -1,7 +1,6 @@
 """The lab's models (decompkit.lab.models): scripted offline, a real one through the env var."""
 
 import asyncio
-import socket
 
 import pytest
 from pydantic_ai.models.function import FunctionModel
@@ -10,18 +9,6 @@ from decompkit.lab import models
 from decompkit.lab.models import MODEL_ENV, PLANS, ROLES, SCRIPTS, agent, model, model_in_use
 from decompkit.lab.rewoo import make_plan
 from decompkit.lab.schema import Plan, Quote
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -1,26 +1,12 @@
 """Typed plans (decompkit.lab.schema): the schema check, the structure check, placeholders."""
 
-import socket
-
 import pytest
 from pydantic import ValidationError
 
-from decompkit.lab.models import MODEL_ENV, PLANS
+from decompkit.lab.models import PLANS
 from decompkit.lab.schema import Plan, Quote, check_plan, plan_problems, substitute
 from decompkit.lab.tools import TOOLS
 from decompkit.plan import PlanError, placeholder_edges
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def plan(name):

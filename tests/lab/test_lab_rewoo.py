@@ -1,13 +1,12 @@
 """ReWOO (decompkit.lab.rewoo): two model calls, the worker runs the list in order."""
 
 import asyncio
-import socket
 
 import pytest
 
 from decompkit.dag import critical_path
 from decompkit.lab.execute import durations
-from decompkit.lab.models import MODEL_ENV, PLANS
+from decompkit.lab.models import PLANS
 from decompkit.lab.rewoo import make_plan, run_rewoo, solve, solver_prompt, work
 from decompkit.lab.schema import Plan, Step, check_plan
 from decompkit.lab.tools import TOOLS, Toolbox
@@ -15,18 +14,6 @@ from decompkit.plan import PlanError
 
 GOAL = "Which of the suppliers P, Q and R quotes least for 500 units?"
 ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def test_rewoo_end_to_end():

@@ -1,13 +1,11 @@
 """The three tutorials (decompkit.lab.tutorials): typed output, fork and join, stepping."""
 
 import asyncio
-import socket
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decompkit.lab.models import MODEL_ENV
 from decompkit.lab.schema import Quote
 from decompkit.lab.tools import page
 from decompkit.lab.tutorials import (
@@ -22,18 +20,6 @@ from decompkit.lab.tutorials import (
     source,
     step_through,
 )
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """Scripted models only; any attempt to open a network connection fails the test."""
-    monkeypatch.delenv(MODEL_ENV, raising=False)
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def extract(**kwargs):
