@@ -23,7 +23,6 @@ import contextlib
 import inspect
 import io
 import json
-import numbers
 import os
 from collections.abc import Mapping
 from fractions import Fraction
@@ -32,6 +31,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
+from ._export import encode
 from .variants import GRADER_VARIABLE
 
 __all__ = [
@@ -44,8 +44,6 @@ __all__ = [
     "run_cells",
 ]
 
-_DEPTH = 20
-
 
 class Unreadable:
     """Stands for an answer that could not be read out of the kernel (never equals anything)."""
@@ -55,48 +53,6 @@ class Unreadable:
 
     def __repr__(self) -> str:
         return f"<unreadable answer: {self.why}>"
-
-
-def _plain(value, depth: int = 0):
-    if depth > _DEPTH:
-        raise ValueError("nested too deeply")
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic):
-        return {"__numpy__": value.dtype.str, "value": _plain(value.item(), depth + 1)}
-    if isinstance(value, np.ndarray):
-        return {"__ndarray__": value.dtype.str, "value": _plain(value.tolist(), depth + 1)}
-    if isinstance(value, Fraction):
-        return {"__fraction__": [value.numerator, value.denominator]}
-    if isinstance(value, int):
-        return {"__int__": str(value)}  # JSON would lose digits past 2**53 in some readers
-    if isinstance(value, float):
-        return {"__float__": repr(value)}  # keeps inf and nan, which JSON cannot
-    if isinstance(value, (list, tuple, set, frozenset)):
-        kind = type(value).__name__ if type(value) in (list, tuple, set, frozenset) else "list"
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        return {"__" + kind + "__": [_plain(v, depth + 1) for v in items]}
-    if isinstance(value, Mapping):
-        return {
-            "__dict__": [[_plain(k, depth + 1), _plain(v, depth + 1)] for k, v in value.items()]
-        }
-    if isinstance(value, numbers.Real):
-        return {"__float__": repr(float(value))}
-    raise ValueError(f"an answer of type {type(value).__name__} cannot be read out")
-
-
-def encode(value) -> str:
-    """The answer ``value`` as a JSON string of plain data (runs in the student's kernel).
-
-    Examples
-    --------
-    >>> encode({"a": (1, 2.5)})
-    '{"__dict__": [["a", {"__tuple__": [{"__int__": "1"}, {"__float__": "2.5"}]}]]}'
-    """
-    try:
-        return json.dumps(_plain(value))
-    except (ValueError, TypeError, RecursionError) as error:
-        return json.dumps({"__unreadable__": str(error)})
 
 
 def _build(data):
@@ -196,7 +152,7 @@ def export_expressions(source_nb) -> dict[str, str]:
     """The ``user_expressions`` that read every answer variable out of a student's kernel."""
     names = {name for bound in answer_names(source_nb).values() for name in bound}
     return {
-        name: f"__import__('decompkit.clean_check', fromlist=['encode']).encode({name})"
+        name: f"__import__('decompkit._export', fromlist=['encode']).encode({name})"
         for name in sorted(names)
     }
 
