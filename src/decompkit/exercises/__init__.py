@@ -13,7 +13,7 @@ import functools
 import numbers
 from collections.abc import Callable, Mapping
 
-__all__ = ["mistake_clashes", "cached_key"]
+__all__ = ["mistake_clashes", "cached_key", "known_item", "text_table"]
 
 
 def cached_key(key: Callable) -> Callable:
@@ -55,3 +55,40 @@ def mistake_clashes(
             if abs(float(wrong) - value) <= margin * rtol * abs(value) + 1e-12:
                 found.append(f"{item}: the mistake {hint!r} gives the answer itself ({value!r})")
     return found
+
+
+def known_item(expected: Mapping, item: str) -> Mapping:
+    """``expected`` (a notebook's answer key) once ``item`` is known to be one of its items.
+
+    Examples
+    --------
+    >>> known_item({"a": 1}, "b")
+    Traceback (most recent call last):
+    ...
+    ValueError: item must be one of ['a'], got 'b'
+    """
+    if item not in expected:
+        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    return expected
+
+
+def text_table(rows, *, rule_max: int | None = None) -> str:
+    """Rows as a plain-text table: columns padded to their widest cell, the last one left
+    ragged, a rule of dashes under the header (at most ``rule_max`` long).
+
+    Examples
+    --------
+    >>> print(text_table([("id", "note"), ("a", "first"), ("bcd", "x")]))
+    id   note
+    ----------
+    a    first
+    bcd  x
+    """
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
+        for r in rows
+    ]
+    rule = max(map(len, lines))
+    lines.insert(1, "-" * (rule if rule_max is None else min(rule_max, rule)))
+    return "\n".join(line.rstrip() for line in lines)

@@ -12,7 +12,7 @@ import math
 from .. import reliability as rel
 from ..checks import check_choices, check_number
 from ..variants import ChainParams
-from . import cached_key, mistake_clashes
+from . import cached_key, known_item, mistake_clashes
 
 __all__ = [
     "degenerate",
@@ -162,9 +162,7 @@ def check(item: str, answer, P: ChainParams) -> bool:
     ValueError
         When ``item`` is not an item of this notebook.
     """
-    expected = key(P)
-    if item not in expected:
-        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    expected = known_item(key(P), item)
     if item == "other_check_helps":
         return check_choices(
             item,

@@ -10,6 +10,8 @@ Part C compares the attention cost of an appended transcript,
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import harness, markov
@@ -25,9 +27,16 @@ from ..artefact import (
     migration_scenario,
     migration_stages,
 )
-from ..checks import CheckFailed, check_choice, check_choices, check_number, check_set
+from ..checks import (
+    CheckFailed,
+    check_choice,
+    check_choices,
+    check_number,
+    check_set,
+    unanswered,
+)
 from ..variants import HarnessParams
-from . import cached_key, mistake_clashes
+from . import cached_key, known_item, mistake_clashes, text_table
 
 __all__ = [
     "MOVES",
@@ -62,16 +71,6 @@ def plan_at(stage: str = STAGE):
     raise ValueError(f"stage must be a label of migration_stages(), got {stage!r}")
 
 
-def _table(rows) -> str:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
-        for r in rows
-    ]
-    lines.insert(1, "-" * min(100, max(map(len, lines))))
-    return "\n".join(line.rstrip() for line in lines)
-
-
 def steps_table(plan) -> str:
     """The steps of an artefact plan as a plain-text table: id, state, depends_on, evidence.
 
@@ -84,7 +83,7 @@ def steps_table(plan) -> str:
     for step in plan.steps:
         deps = ", ".join(step.depends_on) or "-"
         rows.append((step.id, str(step.state), deps, step.evidence or "-"))
-    return _table(rows)
+    return text_table(rows, rule_max=100)
 
 
 def events_table(plan) -> str:
@@ -107,7 +106,7 @@ def events_table(plan) -> str:
             diff += [f"+{u}->{v}" for u, v in event.added_edges]
             diff += [f"-{u}->{v}" for u, v in event.removed_edges]
             rows.append((event.seq, "revision", "-", " ".join(diff) or event.reason))
-    return _table(rows)
+    return text_table(rows, rule_max=100)
 
 
 def _fresh_step_plan(state):
@@ -180,6 +179,14 @@ def _revision_refused(label: str) -> bool:
     return False
 
 
+@functools.cache
+def _verdicts() -> tuple[dict, frozenset]:
+    """The artefact's verdicts on :data:`MOVES` and :data:`REVISIONS` (the same for every
+    student): played once, not once per answer key and again per check."""
+    moves = {m: "legal" if _move_allowed(m) else "illegal" for m in MOVES}
+    return moves, frozenset(r for r in REVISIONS if _revision_refused(r))
+
+
 @cached_key
 def key(P: HarnessParams) -> dict:
     """Every answer of the notebook for the parameters ``P``.
@@ -199,8 +206,8 @@ def key(P: HarnessParams) -> dict:
     appended = harness.appended_context_cost(P.T, P.a, P.L0)
     return {
         "ready_now": set(plan_at(STAGE).ready()),
-        "moves": {m: "legal" if _move_allowed(m) else "illegal" for m in MOVES},
-        "refused": {r for r in REVISIONS if _revision_refused(r)},
+        "moves": dict(_verdicts()[0]),
+        "refused": set(_verdicts()[1]),
         "progress_original": progress.original_fraction,
         "progress_current": progress.current_fraction,
         "success": markov.success_exact(P.n, P.p, P.q, P.budget),
@@ -280,9 +287,7 @@ def check(item: str, answer, P: HarnessParams) -> bool:
     ValueError
         When ``item`` is not an item of this notebook.
     """
-    expected = key(P)
-    if item not in expected:
-        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    expected = known_item(key(P), item)
     if item == "ready_now":
         plan = plan_at(STAGE)
         return check_set(
@@ -320,11 +325,10 @@ def check(item: str, answer, P: HarnessParams) -> bool:
 
 def check_moves(answer) -> bool:
     """Visible check of the legal/illegal verdicts on :data:`MOVES`."""
-    expected = {m: "legal" if _move_allowed(m) else "illegal" for m in MOVES}
     return check_choices(
         "moves",
         answer,
-        expected,
+        _verdicts()[0],
         ["legal", "illegal"],
         {
             "pending -> done, with evidence": "a step is done only after it was active",
@@ -338,8 +342,6 @@ def check_moves(answer) -> bool:
 
 def check_refused(answer) -> bool:
     """Visible check of the set of :data:`REVISIONS` the plan refuses."""
-    from ..checks import unanswered
-
     if unanswered(answer):
         return check_set("refused", answer, ())
     unknown = [r for r in answer if r not in REVISIONS] if not isinstance(answer, str) else []
@@ -348,7 +350,7 @@ def check_refused(answer) -> bool:
     return check_set(
         "refused",
         answer,
-        {r for r in REVISIONS if _revision_refused(r)},
+        _verdicts()[1],
         hints={
             "adding a step that waits for evidence is how a plan learns; it is accepted": (
                 lambda got: "add a rollback rehearsal before redeploy" in got

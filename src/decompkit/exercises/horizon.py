@@ -9,7 +9,7 @@ import numpy as np
 from .. import markov
 from ..checks import CheckFailed, check_number, not_yet, on_track, unanswered
 from ..variants import HorizonParams
-from . import cached_key, mistake_clashes
+from . import cached_key, known_item, mistake_clashes
 
 __all__ = ["degenerate", "key", "check", "check_matrix"]
 
@@ -107,9 +107,7 @@ def check(item: str, answer, P: HorizonParams) -> bool:
     ValueError
         When ``item`` is not an item of this notebook.
     """
-    expected = key(P)
-    if item not in expected:
-        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    expected = known_item(key(P), item)
     if item == "collapse":
         if unanswered(answer):
             return not_yet(item)

@@ -16,7 +16,7 @@ from .. import architectures
 from ..checks import CheckFailed, check_set, not_yet, on_track, unanswered
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
 from ..variants import PlansParams
-from . import cached_key
+from . import cached_key, text_table
 
 __all__ = [
     "PLANS",
@@ -412,10 +412,4 @@ def steps_table(plan) -> str:
         deps = step.get("depends_on")
         shown = "-" if deps is None else (", ".join(map(str, deps)) or "[]")
         rows.append((str(step.get("id")), str(step.get("tool")), shown, repr(step.get("args"))))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3]
-        for r in rows
-    ]
-    lines.insert(1, "-" * max(map(len, lines)))
-    return "\n".join(line.rstrip() for line in lines)
+    return text_table(rows)

@@ -14,7 +14,7 @@ from .. import scheduler as sc
 from ..checks import CheckFailed, check_number, check_set, unanswered
 from ..dag import ancestors, descendants
 from ..variants import TraceParams
-from . import cached_key, mistake_clashes
+from . import cached_key, known_item, mistake_clashes
 
 __all__ = ["degenerate", "failing_step", "key", "check"]
 
@@ -272,9 +272,7 @@ def check(item: str, answer, P: TraceParams) -> bool:
     ValueError
         When ``item`` is not an item of this notebook.
     """
-    expected = key(P)
-    if item not in expected:
-        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    expected = known_item(key(P), item)
     if item in _SET_ITEMS or item == "report_preds":
         if not unanswered(answer) and (
             isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable)
