@@ -22,7 +22,7 @@ is computed at run time, ``%run``, a shell line ``!...``, a cell that does not p
 ``environment``   a change to ``os.environ`` (``putenv``, item stores, ``update``, ...): the
                   grader names the student whose numbers a submission is checked against there
 ``answer-key``    a call into the answer keys (``decompkit.exercises.<notebook>.key``,
-                  ``decompkit.answer_key``): the visible checks need them in the package, no
+                  ``decompkit.course.key``): the visible checks need them in the package, no
                   answer does
 ``process``       ``subprocess``, ``os.system``, ``os.exec*``, ``os.kill``, ``os._exit``, ...
 ``dynamic-code``  ``exec``/``eval``/``__import__`` of a string the scan cannot read
@@ -45,7 +45,6 @@ import builtins
 import json
 import os
 import re
-import sys
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -58,6 +57,7 @@ __all__ = [
     "scan_submission",
     "format_report",
     "to_rows",
+    "main",
 ]
 
 #: Every kind of finding, with what it means (the module docstring has the long form).
@@ -259,7 +259,7 @@ def _is_process(name: str) -> bool:
 def _is_answer_key(name: str) -> bool:
     parts = name.split(".")
     exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in ("key", "_mistakes")
-    return exercise_key or _under(name, ("decompkit.answer_key",))
+    return exercise_key or _under(name, ("decompkit.course.key",))
 
 
 def _is_hook(name: str) -> bool:
@@ -1399,7 +1399,7 @@ def main(argv: list[str] | None = None) -> int:
     import csv
 
     parser = argparse.ArgumentParser(
-        prog="python -m decompkit.integrity",
+        prog="python -m decompkit.course integrity",
         description="Static integrity scan of submitted notebooks, before grading.",
     )
     parser.add_argument("folders", nargs="+", help="submission folders (each holds *.ipynb)")
@@ -1415,7 +1415,3 @@ def main(argv: list[str] | None = None) -> int:
             writer.writeheader()
             writer.writerows(to_rows(flags))
     return int(any(f.severity == "flag" for f in flags))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
