@@ -86,14 +86,19 @@ def test(args: list[str]) -> int:
     return _replace_process([str(PYTHON), "-m", "pytest", *args])
 
 
+def _course(command: str, args: list[str]) -> int:
+    """Run ``python -m decompkit.course <command> ARGS`` in the kit's environment."""
+    return _run([str(PYTHON), "-m", "decompkit.course", command, *args])
+
+
 def release(args: list[str]) -> int:
     """Regenerate notebooks/ from solutions/ (refuses to overwrite edited notebooks)."""
-    return _run([str(PYTHON), "-m", "decompkit.course", "release", *args])
+    return _course("release", args)
 
 
 def check(args: list[str]) -> int:
     """Run notebooks and report each visible check; exits 1 unless all are on track."""
-    return _run([str(PYTHON), "-m", "decompkit.course", "check", *args])
+    return _course("check", args)
 
 
 def nbgrader(args: list[str]) -> int:
@@ -102,13 +107,13 @@ def nbgrader(args: list[str]) -> int:
 
 
 def grade(args: list[str]) -> int:
-    """Autograde submitted/<student>/decomp/ into gradebook.db (see decompkit.grader)."""
-    return _run([str(PYTHON), "-m", "decompkit.grader", *args])
+    """Autograde submitted/<student>/decomp/ into gradebook.db (see decompkit.course.grade)."""
+    return _course("grade", args)
 
 
 def key(args: list[str]) -> int:
     """Print a student's numbers and answers, or write the class's answer key as CSV."""
-    return _run([str(PYTHON), "-m", "decompkit.answer_key", *args])
+    return _course("key", args)
 
 
 def bench(args: list[str]) -> int:

@@ -38,12 +38,12 @@ c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"[\s\S]"
 c.CapOutputBytes.max_bytes = 100_000
 c.Autograde.autograde_preprocessors = [
-    "decompkit.nbgrader_plugins.ExecuteAsStudent",
+    "decompkit.course.plugins.ExecuteAsStudent",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "decompkit.nbgrader_plugins.CapOutputBytes",
-    "decompkit.nbgrader_plugins.CleanCheck",
+    "decompkit.course.plugins.CapOutputBytes",
+    "decompkit.course.plugins.CleanCheck",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",

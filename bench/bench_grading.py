@@ -1,4 +1,4 @@
-"""Throughput of ``decompkit.grader.autograde``: one worker against several, in one run.
+"""Throughput of ``decompkit.course.grade.autograde``: one worker against several, in one run.
 
 Run from the repository root, with the environment that has nbgrader:
 
@@ -51,7 +51,7 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from decompkit import grader
+from decompkit.course import grade as course_grade
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "decomp"
@@ -148,13 +148,13 @@ def run(pristine: Path, scratch: Path, workers: int, per_student: bool) -> dict:
     course = scratch / f"workers-{workers}"
     shutil.copytree(pristine, course)
     cpu = _cpu_seconds()
-    with _Timed(grader, "prepare_gradebook") as setup:
+    with _Timed(course_grade, "prepare_gradebook") as setup:
         if per_student:
             # Only in-process calls can be timed this way: with workers > 1 the students are
             # graded in other processes, so that run reports its wall time only.
-            with _Timed(grader, "_grade_student") as students:
+            with _Timed(course_grade, "_grade_student") as students:
                 start = time.perf_counter()
-                results = grader.autograde(course, ASSIGNMENT, workers=workers)
+                results = course_grade.autograde(course, ASSIGNMENT, workers=workers)
                 total = time.perf_counter() - start
             each = {
                 task["student"]: t
@@ -162,7 +162,7 @@ def run(pristine: Path, scratch: Path, workers: int, per_student: bool) -> dict:
             }
         else:
             start = time.perf_counter()
-            results = grader.autograde(course, ASSIGNMENT, workers=workers)
+            results = course_grade.autograde(course, ASSIGNMENT, workers=workers)
             total = time.perf_counter() - start
             each = {}
     return {

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from decompkit import course
+from decompkit.course import release
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASED = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
@@ -20,12 +20,12 @@ def _rel(paths, folder):
 
 def test_every_solution_is_released():
     assert _rel(SOURCES, "solutions") == _rel(RELEASED, "notebooks")
-    assert {p.parent.name for p in SOURCES} == set(course.ASSIGNMENTS)
+    assert {p.parent.name for p in SOURCES} == set(release.ASSIGNMENTS)
 
 
-@pytest.mark.parametrize("assignment", course.ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", release.ASSIGNMENTS)
 def test_released_notebooks_are_what_nbgrader_generates(tmp_path, assignment):
-    written = course.generate(ROOT, assignment, tmp_path)
+    written = release.generate(ROOT, assignment, tmp_path)
     assert sorted(p.name for p in written) == [
         p.name for p in RELEASED if p.parent.name == assignment
     ]
@@ -37,9 +37,9 @@ def test_released_notebooks_are_what_nbgrader_generates(tmp_path, assignment):
 
 
 def test_manifest_matches_the_released_files():
-    manifest = json.loads((ROOT / course.MANIFEST).read_text())
+    manifest = json.loads((ROOT / release.MANIFEST).read_text())
     assert set(manifest) == {p.relative_to(ROOT).as_posix() for p in RELEASED}
-    assert not course._edited(ROOT, manifest)
+    assert not release._edited(ROOT, manifest)
 
 
 @pytest.mark.parametrize("path", RELEASED, ids=lambda p: p.name)
@@ -78,7 +78,7 @@ def _marked_blocks(source):
 def _course_copy(tmp_path):
     root = tmp_path / "course"
     root.mkdir()
-    for name in ("nbgrader_config.py", course.MANIFEST):
+    for name in ("nbgrader_config.py", release.MANIFEST):
         shutil.copy2(ROOT / name, root / name)
     shutil.copytree(ROOT / "solutions", root / "solutions")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
@@ -92,8 +92,8 @@ def test_release_refuses_to_overwrite_an_edited_notebook(tmp_path):
     nb.cells[0].source += "\n\nmy own notes"
     nbformat.write(nb, target)
     edited = target.read_bytes()
-    with pytest.raises(course.EditedNotebookError, match=target.name) as info:
-        course.release(root)
+    with pytest.raises(release.EditedNotebookError, match=target.name) as info:
+        release.release(root)
     assert info.value.paths == [target]
     assert "--force" in str(info.value)
     assert target.read_bytes() == edited
@@ -104,8 +104,8 @@ def test_forced_release_keeps_the_edited_copy(tmp_path):
     target = root / "notebooks" / "decomp" / RELEASED[0].name
     target.write_text(target.read_text().replace("Part A", "Part A (my notes)"))
     edited = target.read_bytes()
-    course.release(root, force=True)
+    release.release(root, force=True)
     kept = target.with_name(f"{target.stem}.edited-1.ipynb")
     assert kept.read_bytes() == edited
     assert target.read_bytes() == RELEASED[0].read_bytes()
-    assert not course._edited(root, json.loads((root / course.MANIFEST).read_text()))
+    assert not release._edited(root, json.loads((root / release.MANIFEST).read_text()))

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from decompkit.integrity import (
+from decompkit.course.integrity import (
     KINDS,
     PROTECTED_MODULES,
     Flag,
@@ -191,7 +191,7 @@ HOSTILE = {
         "key",
     ),
     "answer_key_module": (
-        "from decompkit import answer_key\nrows = answer_key.answer_key('s1')",
+        "from decompkit.course import key\nrows = key.answer_key('s1')",
         2,
         "answer-key",
         "answer_key",

@@ -1,5 +1,7 @@
-"""The README's first command: `python3 kit.py lab` serves notebooks/ in JupyterLab."""
+"""The README's first command: `python3 kit.py lab` serves notebooks/ in JupyterLab; the
+instructor's commands reach `python -m decompkit.course`."""
 
+import importlib.util
 import json
 import os
 import secrets
@@ -10,6 +12,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,3 +67,39 @@ def test_lab_command_serves_the_notebooks_folder(tmp_path):
             server.communicate(timeout=30)
     after = {p: p.stat().st_mtime_ns for p in (ROOT / "notebooks").rglob("*.ipynb")}
     assert after == before, "opening the kit must not write any notebook"
+
+
+def _kit():
+    spec = importlib.util.spec_from_file_location("_kit_under_test", ROOT / "kit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("command", ["release", "check", "grade", "key"])
+def test_instructor_commands_run_the_course_package(monkeypatch, command):
+    kit = _kit()
+    ran = []
+    monkeypatch.setattr(kit, "_run", lambda argv: ran.append(argv) or 0)
+    assert kit.COMMANDS[command](["--help"]) == 0
+    assert ran == [[str(kit.PYTHON), "-m", "decompkit.course", command, "--help"]]
+
+
+@pytest.mark.parametrize("command", ["release", "check", "grade", "key", "integrity"])
+def test_every_course_command_answers_help(command):
+    result = subprocess.run(
+        [sys.executable, "-m", "decompkit.course", command, "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"python -m decompkit.course {command}" in result.stdout
+
+
+def test_an_unknown_course_command_lists_the_commands():
+    result = subprocess.run(
+        [sys.executable, "-m", "decompkit.course", "autograde"], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert all(name in result.stderr for name in ("release", "check", "grade", "key"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import nbformat
 
-from decompkit import course
+from decompkit.course.selfcheck import self_check
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN = ROOT / "notebooks" / "decomp" / "01-chain-reliability.ipynb"
@@ -53,7 +53,7 @@ def test_check_exits_zero_only_when_everything_is_on_track(tmp_path):
 
 
 def test_check_lists_unanswered_items_of_a_fresh_notebook():
-    verdicts = course.self_check(CHAIN)
+    verdicts = self_check(CHAIN)
     assert verdicts and {state for state, _ in verdicts.values()} == {"unanswered"}
 
 

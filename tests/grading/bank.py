@@ -16,7 +16,7 @@ from importlib import import_module
 
 import nbformat
 
-from decompkit.answer_key import GRADE_CELLS
+from decompkit.course.key import GRADE_CELLS
 from decompkit.variants import params
 
 from .inprocess import load, run

@@ -7,7 +7,7 @@ import shutil
 import nbformat
 import pytest
 
-from decompkit import grader
+from decompkit.course.grade import autograde
 
 from .bank import CASES
 from .submissions import ROOT
@@ -41,5 +41,5 @@ def course(tmp_path_factory):
     # nbgrader's exchange stamps every submission; the grader must carry the stamp along.
     (root / "submitted" / "solved" / "decomp" / "timestamp.txt").write_text(SUBMITTED_AT)
     before = {p: p.read_bytes() for p in (root / "solutions").rglob("*") if p.is_file()}
-    results = grader.autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT)
+    results = autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT)
     return root, {(r.student, r.notebook): r for r in results}, before

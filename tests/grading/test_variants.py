@@ -13,7 +13,8 @@ from importlib import import_module
 
 import pytest
 
-from decompkit import answer_key, variants
+from decompkit import variants
+from decompkit.course import key as answer_key
 from decompkit.variants import LECTURE, NOTEBOOKS, params, student_id
 
 from .inprocess import load, run

@@ -1,4 +1,4 @@
-"""Instructor commands around nbgrader: release notebooks/ from solutions/ without losing work.
+"""Release notebooks/ from solutions/ with nbgrader, without losing anybody's work.
 
 ``python -m decompkit.course release`` runs ``nbgrader generate_assignment`` in a scratch copy
 of the course, then copies the result into ``notebooks/``. A released notebook that was
@@ -17,7 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["generate", "release", "self_check", "EditedNotebookError", "MANIFEST"]
+from .grade import prepare_gradebook
+
+__all__ = ["ASSIGNMENTS", "EditedNotebookError", "MANIFEST", "generate", "release", "main"]
 
 MANIFEST = ".release-manifest.json"
 ASSIGNMENTS = ("decomp", "lab")
@@ -47,8 +49,6 @@ def generate(root: Path, assignment: str, destination: Path) -> list[Path]:
     The scratch copy holds only ``nbgrader_config.py`` and ``solutions/``, so the course's
     gradebook and released folder are not touched.
     """
-    from .grader import prepare_gradebook
-
     with tempfile.TemporaryDirectory(prefix="decompkit-release-") as holder:
         database = Path(holder) / "gradebook.db"
         return prepare_gradebook(Path(root), assignment, database, release_to=destination)
@@ -110,64 +110,17 @@ def release(root: Path, *, force: bool = False) -> list[Path]:
     return written
 
 
-def self_check(path: Path, *, timeout: int = 60) -> dict[str, tuple[str, str]]:
-    """Run a notebook in a fresh kernel and read the verdict of each graded cell.
-
-    Returns ``{grade_id: (status, message)}`` with status ``"ok"``, ``"unanswered"`` or
-    ``"failed"`` (the check's hint, or the error it raised).
-    """
-    import nbclient
-    import nbformat
-
-    nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(Path(path).parent)}},
-    )
-    client.execute()
-    verdicts = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if not meta.get("grade") or cell.cell_type != "code":
-            continue
-        errors = [o for o in cell.outputs if o.output_type == "error"]
-        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-        if errors:
-            verdicts[meta["grade_id"]] = ("failed", f"{errors[0].ename}: {errors[0].evalue}")
-        elif "not answered yet" in text:
-            verdicts[meta["grade_id"]] = ("unanswered", "not answered yet")
-        else:
-            verdicts[meta["grade_id"]] = ("ok", "on track")
-    return verdicts
-
-
-def _check_command(paths: list[str]) -> int:
-    status = 0
-    for path in paths:
-        verdicts = self_check(Path(path))
-        print(f"{path}")
-        for grade_id, (state, message) in verdicts.items():
-            mark = {"ok": "ok  ", "unanswered": "todo", "failed": "FAIL"}[state]
-            print(f"  [{mark}] {grade_id}: {message}")
-            status |= state != "ok"
-    print("all checks on track" if not status else "some checks are not on track yet")
-    return int(status)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m decompkit.course")
-    sub = parser.add_subparsers(dest="command", required=True)
-    rel = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
-    rel.add_argument("--force", action="store_true", help="replace edited notebooks (kept aside)")
-    rel.add_argument("--root", default=".", help="course root (default: current folder)")
-    chk = sub.add_parser("check", help="run notebooks and report every visible check")
-    chk.add_argument("notebooks", nargs="+", help="notebook files to check")
+    """Command line: ``python -m decompkit.course release [--force] [--root FOLDER]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m decompkit.course release",
+        description="Regenerate notebooks/ from solutions/ (edited notebooks are never lost).",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace edited notebooks (kept aside)"
+    )
+    parser.add_argument("--root", default=".", help="course root (default: current folder)")
     args = parser.parse_args(argv)
-    if args.command == "check":
-        return _check_command(args.notebooks)
     try:
         for path in release(Path(args.root), force=args.force):
             print(f"wrote {path}")
@@ -175,7 +128,3 @@ def main(argv: list[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

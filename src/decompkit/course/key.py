@@ -1,8 +1,8 @@
 """Every student's parameters and answers, for the instructor.
 
 The answers are computed the way the hidden tests compute them, from
-``decompkit.variants.params(notebook, id)`` and the notebook's ``exercises`` module, so the
-key can never drift from the grading. From the shell::
+``decompkit.variants.params(notebook, id)`` and the ``key`` of the notebook's exercise module,
+so the key can never drift from the grading. From the shell::
 
     python3 kit.py key s1234                      # one student's numbers and answers
     python3 kit.py key --csv key.csv s1 s2 ...    # the class's key as CSV
@@ -15,11 +15,10 @@ import argparse
 import csv
 import dataclasses
 import sys
-from importlib import import_module
 from pathlib import Path
 from typing import NamedTuple
 
-from .variants import NOTEBOOKS, params
+from ..variants import NOTEBOOKS, params
 
 __all__ = ["GRADE_CELLS", "FILES", "KeyRow", "answer_key", "parameters", "write_csv", "main"]
 
@@ -126,6 +125,29 @@ def _text(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+def _exercise_key(notebook: str, P) -> dict:
+    """Every answer of ``notebook`` for the parameters ``P``: its exercise module's ``key``.
+
+    The one place where a notebook's name leads to its exercise module.
+
+    Examples
+    --------
+    >>> round(_exercise_key("chain", params("chain"))["chain_success"], 4)
+    0.3487
+    """
+    from ..exercises import chain, dag, harness, horizon, plans, trace
+
+    modules = {
+        "chain": chain,
+        "horizon": horizon,
+        "plans": plans,
+        "dag": dag,
+        "trace": trace,
+        "harness": harness,
+    }
+    return modules[notebook].key(P)
+
+
 def parameters(student, notebook: str) -> dict:
     """The numbers ``student`` works with in ``notebook`` (``None``: the lecture's).
 
@@ -166,7 +188,7 @@ def answer_key(student, notebooks=None) -> list[KeyRow]:
             raise ValueError(f"notebook must be one of {sorted(NOTEBOOKS)}, got {notebook!r}")
         if not cells:
             continue
-        key = import_module(f"decompkit.exercises.{notebook}").key(P)
+        key = _exercise_key(notebook, P)
         name = student if student is not None else "lecture"
         rows += [KeyRow(name, notebook, cell, item, key[item]) for cell, item in cells.items()]
     return rows
@@ -205,7 +227,9 @@ def _submitted(root: Path) -> list[str]:
 
 def main(argv=None) -> int:
     """Command line: print one student's key, or write the class's key as CSV."""
-    parser = argparse.ArgumentParser(prog="kit.py key", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m decompkit.course key", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("students", nargs="*", help="ids (default for --csv: submitted/<id>/)")
     parser.add_argument("--csv", type=Path, help="write the class's key to this file")
     parser.add_argument("--notebook", action="append", choices=sorted(NOTEBOOKS))
@@ -232,7 +256,3 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,10 +4,10 @@
 submission's folder (``DECOMPKIT_STUDENT``), so ``decompkit.variants.params`` draws that
 student's numbers in the hidden tests, whatever id a cell typed; after the last cell it reads
 every answer variable out of the kernel as plain data. ``CleanCheck`` then judges those answers
-with the instructor's hidden tests in the grader's own process (:mod:`decompkit.clean_check`)
-and fails every test cell whose verdict there is not a pass. ``CapOutputBytes`` bounds
-what a cell may store in the autograded notebook: nbgrader's own ``LimitOutput`` counts lines,
-so a single 50 MB line would be kept whole.
+with the instructor's hidden tests in the grader's own process
+(:mod:`decompkit.course.clean_check`) and fails every test cell whose verdict there is not a
+pass. ``CapOutputBytes`` bounds what a cell may store in the autograded notebook: nbgrader's
+own ``LimitOutput`` counts lines, so a single 50 MB line would be kept whole.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
+from ..variants import GRADER_VARIABLE, HUB_VARIABLE
 from .clean_check import export_expressions, judge
-from .variants import GRADER_VARIABLE, HUB_VARIABLE
 
 _HUB_PREFIX = HUB_VARIABLE.split("_")[0] + "_"  # every JUPYTERHUB_* variable
 
@@ -122,7 +122,7 @@ class ExecuteAsStudent(Execute):
 
 class CleanCheck(NbGraderPreprocessor):
     """Fail every test cell whose hidden test does not pass on the answers read out of the
-    kernel, run in the grader's own process (see :mod:`decompkit.clean_check`)."""
+    kernel, run in the grader's own process (see :mod:`decompkit.course.clean_check`)."""
 
     enabled = Bool(True, help="judge the answers outside the student's kernel").tag(config=True)
 

@@ -4,14 +4,14 @@ nbgrader runs a notebook's hidden tests in the student's own kernel, after the s
 a cell that patches a module the tests import (``decompkit.grading.close = ...``) or registers
 an input transformer (every later cell becomes ``pass``) can make wrong answers pass. The clean
 check closes that door. After the notebook has run, the grader reads each answer variable out
-of the kernel as plain data (:func:`encode`, through the kernel's ``user_expressions``, which no
-input transformer sees); then, in the grader's own process, it runs the *instructor's* notebook
-with those values in place of the answer cells, and the hidden tests judge them there
-(:func:`judge`). A test scores only when it passes in both places.
+of the kernel as plain data (:mod:`decompkit.course.codec`, through the kernel's
+``user_expressions``, which no input transformer sees); then, in the grader's own process, it
+runs the *instructor's* notebook with those values in place of the answer cells, and the
+hidden tests judge them there (:func:`judge`). A test scores only when it passes in both places.
 
 What the student's code can still do is change what a variable holds, which is answering; a
 kernel hook that rewrites the exported values would have to produce the right ones. The static
-scan (:mod:`decompkit.integrity`) still flags such hooks for the instructor.
+scan (:mod:`decompkit.course.integrity`) still flags such hooks for the instructor.
 """
 
 from __future__ import annotations
@@ -22,86 +22,16 @@ import concurrent.futures
 import contextlib
 import inspect
 import io
-import json
 import os
 from collections.abc import Mapping
-from fractions import Fraction
 from pathlib import Path
 
 import nbformat
-import numpy as np
 
-from ._export import encode
-from .variants import GRADER_VARIABLE
+from ..variants import GRADER_VARIABLE
+from .codec import decode
 
-__all__ = [
-    "Unreadable",
-    "answer_names",
-    "encode",
-    "decode",
-    "export_expressions",
-    "judge",
-    "run_cells",
-]
-
-
-class Unreadable:
-    """Stands for an answer that could not be read out of the kernel (never equals anything)."""
-
-    def __init__(self, why: str):
-        self.why = why
-
-    def __repr__(self) -> str:
-        return f"<unreadable answer: {self.why}>"
-
-
-def _build(data):
-    if not isinstance(data, dict):
-        if data is None or isinstance(data, (bool, str)):
-            return data
-        raise ValueError(f"unexpected item {data!r}")
-    ((tag, payload), *rest) = data.items()
-    if tag == "__numpy__":
-        return np.dtype(payload).type(_build(data["value"]))
-    if tag == "__ndarray__":
-        return np.array(_build(data["value"]), dtype=np.dtype(payload))
-    if rest:
-        raise ValueError(f"unexpected keys in {data!r}")
-    if tag == "__fraction__":
-        return Fraction(int(payload[0]), int(payload[1]))
-    if tag == "__int__":
-        return int(payload)
-    if tag == "__float__":
-        return float(payload)
-    if tag in ("__list__", "__tuple__", "__set__", "__frozenset__"):
-        kind = {"__list__": list, "__tuple__": tuple, "__set__": set, "__frozenset__": frozenset}
-        return kind[tag](_build(v) for v in payload)
-    if tag == "__dict__":
-        return {_build(k): _build(v) for k, v in payload}
-    if tag == "__unreadable__":
-        return Unreadable(str(payload))
-    raise ValueError(f"unknown tag {tag!r}")
-
-
-def decode(text: str):
-    """Rebuild an answer from :func:`encode`'s output; anything malformed is :class:`Unreadable`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> decode(encode([np.float32(0.5), {1, 2}, None]))
-    [np.float32(0.5), {1, 2}, None]
-    >>> decode("not json")
-    <unreadable answer: not JSON>
-    """
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError):
-        return Unreadable("not JSON")
-    try:
-        return _build(data)
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
-        return Unreadable(f"malformed: {error}")
+__all__ = ["answer_names", "export_expressions", "judge", "run_cells"]
 
 
 def _meta(cell) -> dict:
@@ -152,7 +82,7 @@ def export_expressions(source_nb) -> dict[str, str]:
     """The ``user_expressions`` that read every answer variable out of a student's kernel."""
     names = {name for bound in answer_names(source_nb).values() for name in bound}
     return {
-        name: f"__import__('decompkit._export', fromlist=['encode']).encode({name})"
+        name: f"__import__('decompkit.course.codec', fromlist=['encode']).encode({name})"
         for name in sorted(names)
     }
 
@@ -273,8 +203,8 @@ def judge(source, student: str | None, exported: Mapping[str, str | None]) -> di
     student : str or None
         The submission's student id.
     exported : mapping
-        ``{name: encode(value)}`` as read out of the kernel; ``None`` for a name the kernel
-        did not define.
+        ``{name: encode(value)}`` as read out of the kernel (:mod:`decompkit.course.codec`);
+        ``None`` for a name the kernel did not define.
 
     Returns
     -------
@@ -284,6 +214,7 @@ def judge(source, student: str | None, exported: Mapping[str, str | None]) -> di
     Examples
     --------
     >>> import nbformat
+    >>> from decompkit.course.codec import encode
     >>> answer = nbformat.v4.new_code_cell("x = None")
     >>> answer.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "x_answer"}
     >>> test = nbformat.v4.new_code_cell("assert x == 2")

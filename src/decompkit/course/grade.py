@@ -13,6 +13,8 @@ students are graded in parallel, and SQLite still sees a single writer.
 
 from __future__ import annotations
 
+import argparse
+import csv
 import dataclasses
 import json
 import os
@@ -23,6 +25,8 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .integrity import Flag, format_report, scan_submission, to_rows
 
 __all__ = ["NotebookGrade", "autograde", "prepare_gradebook", "collect_submissions"]
 
@@ -357,10 +361,6 @@ def _integrity_report(root: Path, assignment: str, submissions: dict) -> set[tup
     Returns the (student, notebook) pairs with at least one finding of severity "flag".
     Flagged submissions are still graded; the instructor decides.
     """
-    import csv
-
-    from .integrity import Flag, format_report, scan_submission, to_rows
-
     rows, report, flagged = [], [], set()
     for student in sorted(submissions):
         flags = scan_submission(root / "submitted" / student / assignment)
@@ -401,10 +401,9 @@ def _has_assignment(database: Path, assignment: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
+    """Command line: autograde an assignment, print one line per student and notebook."""
     parser = argparse.ArgumentParser(
-        prog="python -m decompkit.grader",
+        prog="python -m decompkit.course grade",
         description="Autograde submitted/<student>/<assignment>/ into gradebook.db.",
     )
     parser.add_argument("assignment", nargs="?", default="decomp")
@@ -426,7 +425,3 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if r.status != "graded"]
     print(json.dumps({"graded": len(results) - len(failed), "failed": len(failed)}))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

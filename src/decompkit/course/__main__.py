@@ -1,0 +1,41 @@
+"""The instructor's commands from the shell: ``python -m decompkit.course <command> ...``.
+
+    release [--force] [--root DIR]        regenerate notebooks/ from solutions/
+    check NOTEBOOK...                     run notebooks, report every visible check
+    grade [ASSIGNMENT] [--workers N] ...  autograde submitted/ into gradebook.db
+    key [ID...] [--csv FILE] ...          every student's numbers and answers
+    integrity FOLDER... [--csv FILE]      the static integrity scan of submissions
+
+``python3 kit.py release|check|grade|key`` runs these inside the kit's environment. Each
+command's own ``--help`` lists its options.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import grade, integrity, key, release, selfcheck
+
+COMMANDS = {
+    "release": release.main,
+    "check": selfcheck.main,
+    "grade": grade.main,
+    "key": key.main,
+    "integrity": integrity.main,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command named by ``argv[0]`` with the rest of ``argv``; 2 for an unknown one."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

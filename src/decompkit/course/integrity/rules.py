@@ -1,0 +1,474 @@
+"""What the integrity scan looks for: the kinds of finding and the names behind each kind.
+
+A construct is judged by the dotted names it may denote (``os.system``, ``numpy.isclose``,
+``sys.modules``), which the visitor (:mod:`.visitor`) resolves through the cell's imports and
+assignments. The tables below say which names make which kind of finding; the small functions
+after them apply the tables to a set of names; :class:`Checks` makes those checks where the
+visitor meets a call, a reference, a string of code or an IPython magic. A finding is a
+:class:`Flag`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "PROTECTED_MODULES", "SEVERITIES", "Checks", "Flag"]
+
+#: Every kind of finding, with what it means (the package docstring has the long form).
+KINDS = {
+    "hook": "hooks into the IPython kernel or the interpreter's tracing",
+    "builtins": "assigns into builtins",
+    "sys.modules": "assigns into sys.modules or the import machinery",
+    "module-patch": "assigns into a module the tests rely on",
+    "code-patch": "replaces the code or the frame of a function",
+    "file-write": "writes, renames or deletes outside the working folder",
+    "environment": "changes the process environment, where the grader names the student",
+    "answer-key": "reads the answer key",
+    "process": "starts or controls a process",
+    "dynamic-code": "runs code the scan cannot read",
+    "magic": "IPython magic or shell command",
+    "syntax": "cell does not parse",
+    "notebook": "not a readable notebook",
+}
+
+#: Modules (and everything under them) into which no honest answer assigns.
+PROTECTED_MODULES = (
+    "builtins",
+    "sys",
+    "numpy",
+    "math",
+    "numbers",
+    "decompkit",
+    "nbgrader",
+    "IPython",
+    "ipykernel",
+)
+
+SEVERITIES = ("flag", "note")
+
+# --- what counts as what ------------------------------------------------------------------
+
+IPYTHON_HOOKS = tuple(
+    "IPython.get_ipython IPython.core IPython.InteractiveShell IPython.terminal IPython.kernel"
+    " IPython.embed IPython.start_ipython IPython.start_kernel ipykernel".split()
+)
+IPYTHON_ALLOWED = ("IPython.core.display", "IPython.core.pylabtools")
+TRACE_HOOKS = tuple(
+    "sys.settrace sys.setprofile sys.monitoring threading.settrace threading.setprofile"
+    " threading.settrace_all_threads threading.setprofile_all_threads".split()
+)
+PROCESS_MODULES = tuple(
+    "subprocess _posixsubprocess pty multiprocessing ctypes _ctypes cffi pexpect signal".split()
+)
+# Prefixes: "os.exec" covers os.execl, os.execv, ...; "os.spawn" covers os.spawnl, ...
+PROCESS_NAMES = tuple(
+    "os.system os.popen os.exec os.spawn os.posix_spawn os.fork os.forkpty os.kill os.killpg"
+    " os._exit os.abort os.startfile asyncio.create_subprocess_"
+    " concurrent.futures.ProcessPoolExecutor concurrent.futures.process".split()
+)
+ENVIRONMENT = ("os.environ", "os.environb", "posix.environ")
+ENVIRONMENT_CALLS = {"os.putenv", "os.unsetenv", "posix.putenv", "posix.unsetenv"}
+IMPORT_MACHINERY = ("sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache")
+CODE_ATTRS = set(
+    "__code__ __defaults__ __kwdefaults__ __globals__ __closure__ f_lineno f_trace"
+    " f_trace_lines".split()
+)
+DICT_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
+# Container methods that are also NumPy functions (np.append, np.sort, ...): they count only on
+# a package constant, never on a module.
+LIST_MUTATORS = {"append", "extend", "insert", "remove", "discard", "add", "sort", "reverse"}
+
+# Calls that open a file; the mode says whether they write.
+OPENERS = set(
+    "builtins.open io.open io.FileIO codecs.open gzip.open bz2.open lzma.open tarfile.open"
+    " zipfile.ZipFile".split()
+)
+# Calls that always change the file system, with how many leading arguments are paths.
+WRITERS = dict.fromkeys(
+    "os.remove os.unlink os.rmdir os.removedirs os.mkdir os.makedirs os.chmod os.lchmod"
+    " os.chown os.lchown os.truncate os.utime os.mkfifo os.mknod os.chdir shutil.rmtree"
+    " shutil.chown shutil.make_archive sqlite3.connect numpy.save numpy.savez"
+    " numpy.savez_compressed numpy.savetxt".split(),
+    1,
+) | dict.fromkeys(
+    "os.rename os.renames os.replace os.link os.symlink shutil.move shutil.copy shutil.copy2"
+    " shutil.copyfile shutil.copytree shutil.copymode shutil.copystat"
+    " shutil.unpack_archive".split(),
+    2,
+)
+PATH_KEYWORDS = set("path src dst file fname filename name database base_name extract_dir".split())
+# Methods only paths have: the receiver is the path written.
+PATH_METHODS = set(
+    "write_text write_bytes touch unlink rmdir symlink_to hardlink_to link_to chmod lchmod".split()
+)
+# Methods strings and data frames have too: checked only on something built as a Path.
+PATHLIKE_METHODS = {"rename", "replace", "mkdir", "open"}
+PATH_BUILDERS = {
+    f"pathlib.{name}"
+    for name in "Path PurePath PosixPath PurePosixPath WindowsPath PureWindowsPath".split()
+}
+JOINS = PATH_BUILDERS | set(
+    "os.path.join posixpath.join ntpath.join os.fspath os.path.normpath os.path.abspath"
+    " os.path.realpath builtins.str builtins.bytes".split()
+)
+HERE = {"pathlib.Path.cwd", "os.getcwd", "os.getcwdb", "os.curdir", "os.path.curdir"}
+ELSEWHERE = {
+    "pathlib.Path.home": "the home folder",
+    "os.path.expanduser": "the home folder",
+    "tempfile.gettempdir": "the temporary folder",
+    "tempfile.mkdtemp": "the temporary folder",
+    "os.pardir": "the parent folder",
+    "os.path.pardir": "the parent folder",
+}
+SAME_PATH_METHODS = {"resolve", "absolute", "expanduser", "with_name", "with_suffix", "with_stem"}
+
+# IPython magics: the ones whose argument is Python code, and the ones worth a note.
+CODE_LINE_MAGICS = {"time", "timeit", "prun"}
+CODE_CELL_MAGICS = {"time", "timeit", "prun", "capture"}
+DISPLAY_CELL_MAGICS = {"html", "HTML", "markdown", "latex", "svg", "javascript", "js"}
+NOTED_LINE_MAGICS = {
+    "run": "runs another file",
+    "sx": "shell command",
+    "system": "shell command",
+    "sc": "shell command",
+    "cd": "changes the working folder",
+    "pushd": "changes the working folder",
+    "load_ext": "loads an extension",
+    "alias": "defines a shell alias",
+    "rerun": "runs earlier input again",
+    "macro": "defines a macro",
+}
+SHELL_CELL_MAGICS = set("bash sh script system ! sx perl ruby python python2 python3 pypy".split())
+WRITE_CELL_MAGICS = {"writefile", "file"}
+GENERATED = {"run_line_magic", "run_cell_magic", "system", "getoutput"}
+SETATTR_METHODS = {"__setattr__", "__delattr__"}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One finding of the integrity scan.
+
+    Attributes
+    ----------
+    notebook : str
+        The notebook's file name (or the ``name`` given to :func:`scan_notebook`).
+    cell : int or None
+        Index of the cell in the notebook's ``cells`` list (``None`` for the whole file).
+    grade_id : str or None
+        The cell's nbgrader ``grade_id``, if it has one.
+    line : int or None
+        Line within the cell, counted from 1.
+    kind : str
+        One of :data:`KINDS`.
+    construct : str
+        The source text of the offending construct, shortened to one line.
+    severity : str
+        ``"flag"`` (look at it) or ``"note"`` (could not be decided, or merely unusual).
+    reason : str
+        Why it was reported, in a few words.
+    """
+
+    notebook: str
+    cell: int | None
+    grade_id: str | None
+    line: int | None
+    kind: str
+    construct: str
+    severity: str
+    reason: str = ""
+
+    def __post_init__(self):
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be 'flag' or 'note', got {self.severity!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {self.kind!r}")
+
+
+# --- reading the tables -------------------------------------------------------------------
+
+# The functions below that return ``(kind, reason)`` describe a finding before it has a place
+# (cell and line); None means there is nothing to report.
+
+
+def under(name: str, roots) -> bool:
+    """True when the dotted ``name`` is one of ``roots`` or lies under one of them."""
+    return any(name == root or name.startswith(root + ".") for root in roots)
+
+
+def root_kind(name: str) -> str:
+    if under(name, ("builtins",)):
+        return "builtins"
+    if under(name, IMPORT_MACHINERY):
+        return "sys.modules"
+    return "module-patch"
+
+
+def is_process(name: str) -> bool:
+    return under(name, PROCESS_MODULES) or any(name.startswith(p) for p in PROCESS_NAMES)
+
+
+def is_answer_key(name: str) -> bool:
+    parts = name.split(".")
+    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in ("key", "_mistakes")
+    return exercise_key or under(name, ("decompkit.course.key",))
+
+
+def is_hook(name: str) -> bool:
+    if under(name, IPYTHON_ALLOWED):
+        return False
+    return under(name, IPYTHON_HOOKS) or under(name, TRACE_HOOKS)
+
+
+def protected(names) -> str | None:
+    """The first of ``names`` inside a protected module, or None."""
+    for name in sorted(names):
+        if under(name, PROTECTED_MODULES):
+            return name
+    return None
+
+
+def const_str(node) -> str | None:
+    """The text of a string literal (None for any other expression)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def literal_path_problem(text: str, *, head: bool) -> str:
+    """Why a literal path piece leaves the working folder ('' when it does not).
+
+    Examples
+    --------
+    >>> literal_path_problem("/etc/passwd", head=True), literal_path_problem("a/../..", head=False)
+    ('absolute path', "path contains '..'")
+    >>> literal_path_problem("results/fig.png", head=True)
+    ''
+    """
+    if ".." in re.split(r"[\\/]+", text):
+        return "path contains '..'"
+    if head and (text[:1] in ("/", "\\", "~") or re.match(r"^[A-Za-z]:", text)):
+        return "absolute path"
+    return ""
+
+
+def imported(name: str) -> tuple[str, str] | None:
+    """What importing ``name`` is, when it is a finding."""
+    if is_process(name):
+        return "process", f"imports {name}"
+    if is_hook(name):
+        return "hook", f"imports {name}"
+    return None
+
+
+def used(names) -> tuple[str, str] | None:
+    """What reading any of ``names`` (the name of a hook or of a process call) is."""
+    for name in sorted(names):
+        if is_hook(name):
+            return "hook", f"uses {name}"
+        if is_process(name):
+            return "process", f"uses {name}"
+    return None
+
+
+def stored(targets, bases, item: bool) -> tuple[str, str] | None:
+    """An attribute or item store into ``targets`` (the store's ``bases`` hold the object)."""
+    hit = protected(targets)
+    if hit is not None:
+        return root_kind(hit), f"assigns into {hit}"
+    if item and any(under(base, ENVIRONMENT) for base in bases):
+        return "environment", "changes an environment variable"
+    return None
+
+
+def attribute_set(names, attribute: str | None) -> tuple[str, str] | None:
+    """``setattr`` (or ``__setattr__``, ``delattr``) of ``attribute`` on an object ``names``."""
+    if attribute in CODE_ATTRS:
+        return "code-patch", f"replaces {attribute}"
+    if attribute is not None:
+        names = set(names) | {f"{name}.{attribute}" for name in names}
+    hit = protected(names)
+    return None if hit is None else (root_kind(hit), f"sets an attribute of {hit}")
+
+
+def mutated(method: str, names) -> tuple[str, str] | None:
+    """A call of the container method ``method`` on an object ``names``, when a finding."""
+    if method not in DICT_MUTATORS | LIST_MUTATORS:
+        return None
+    for name in sorted(names):
+        if under(name, ENVIRONMENT) and method in DICT_MUTATORS:
+            return "environment", f"changes {name} in place"
+        container = (
+            under(name, IMPORT_MACHINERY)
+            or (name.endswith(".__dict__") and under(name, PROTECTED_MODULES))
+            or (name == "builtins" and method in DICT_MUTATORS)
+        )
+        constant = under(name, ("decompkit",)) and (
+            name.rsplit(".", 1)[-1].isupper() or name.rsplit(".", 1)[-1].startswith("_")
+        )
+        if container or constant:
+            return root_kind(name), f"changes {name} in place"
+    return None
+
+
+# --- the checks at calls, references, code strings and magics ------------------------------
+
+
+class Checks:
+    """What the visitor checks where it meets a call, a reference, a code string or a magic.
+
+    Mixed into the visitor (:class:`.visitor.Scanner`), whose state it reads: ``resolve``,
+    ``resolve_call``, ``report``, ``flag``, ``scan_source`` and ``scan_python`` (a string of
+    code or a magic's body is scanned as a source of its own), and the state of the source
+    being visited (``parents``, ``offset``, ``fixed_line``, ``escaped_lines``, ``shown``,
+    ``depth``, ``test_cell``). File operations go to the path evaluator's ``check_files``.
+    """
+
+    def check_call(self, node) -> None:
+        """Every check of a call whose function and arguments were visited."""
+        self.check_reference(node, self.resolve_call(node))  # getattr(os, "system"), ...
+        func = self.resolve(node.func)
+        keys = sorted(name for name in func if is_answer_key(name))
+        if keys and not self.test_cell:
+            self.report(node, "answer-key", "flag", f"calls {keys[0]}")
+        if func & ENVIRONMENT_CALLS:
+            self.report(node, "environment", "flag", f"calls {min(func & ENVIRONMENT_CALLS)}")
+        self.check_setattr(node, func)
+        self.check_dynamic(node, func)
+        self.check_files(node, func)
+        if isinstance(node.func, ast.Attribute):
+            self.flag(node, mutated(node.func.attr, self.resolve(node.func.value)))
+
+    def check_setattr(self, node, func) -> None:
+        """``setattr(m, a, v)``, ``object.__setattr__(m, a, v)`` and ``m.__setattr__(a, v)``."""
+        unbound = {f"builtins.{t}.__{a}attr__" for t in ("object", "type") for a in ("set", "del")}
+        if func & ({"builtins.setattr", "builtins.delattr"} | unbound) and node.args:
+            target, rest = node.args[0], node.args[1:]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in SETATTR_METHODS:
+            target, rest = node.func.value, node.args
+        else:
+            return
+        attribute = const_str(rest[0]) if rest else None
+        self.flag(node, attribute_set(self.resolve(target), attribute))
+
+    def check_dynamic(self, node, func) -> None:
+        """``exec``/``eval`` of a literal is scanned in place; of anything else, a note."""
+        if func & {"builtins.exec", "builtins.eval", "builtins.compile"} and node.args:
+            code = const_str(node.args[0])
+            if code is None or self.depth >= 5:
+                self.report(node, "dynamic-code", "note", "runs code the scan cannot read")
+                return
+            literal = node.args[0]
+            line = self.fixed_line
+            if line is None:
+                line = node.lineno + self.offset
+            spans = literal.end_lineno is not None and literal.end_lineno > literal.lineno
+            self.depth += 1
+            try:
+                if spans:
+                    self.scan_python(code, line - 1)
+                else:
+                    self.scan_python(code, 0, fixed_line=line)
+            finally:
+                self.depth -= 1
+        elif func & {"builtins.__import__", "importlib.import_module"}:
+            if not node.args or const_str(node.args[0]) is None:
+                self.report(node, "dynamic-code", "note", "imports a module named at run time")
+        elif func & {"builtins.getattr"} and len(node.args) >= 2:
+            if const_str(node.args[1]) is None and self.resolve(node.args[0]):
+                self.report(node, "dynamic-code", "note", "looks up a name at run time")
+
+    def check_reference(self, node, names=None) -> None:
+        """A hook or a process named by ``node`` (or by ``names``), reported on its chain."""
+        parent = self.parents.get(id(node))
+        if (
+            isinstance(parent, ast.Attribute)
+            and parent.value is node
+            and isinstance(parent.ctx, ast.Load)
+        ):
+            return  # the longer chain is checked instead
+        self.flag(self.chain(node), used(self.resolve(node) if names is None else names))
+
+    def chain(self, node):
+        """The whole expression a reference heads: ``get_ipython().events.register(f)``."""
+        while True:
+            parent = self.parents.get(id(node))
+            if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+                node = parent
+            elif isinstance(parent, ast.Call) and parent.func is node:
+                node = parent
+            else:
+                return node
+
+    def is_generated_magic(self, node) -> bool:
+        """A ``get_ipython().run_line_magic(...)`` call IPython wrote, not the student."""
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in GENERATED
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "get_ipython"
+            and self.fixed_line is None
+            and node.lineno in self.escaped_lines
+        )
+
+    def magic(self, node) -> None:
+        """A line magic or a shell line, as the transformer rewrote it."""
+        line = node.lineno + self.offset
+        if self.shown and node.lineno <= len(self.shown):
+            shown = self.shown[node.lineno - 1]
+        else:
+            shown = ast.unparse(node)
+        args = [const_str(a) for a in node.args]
+        kind = node.func.attr
+        if kind in ("system", "getoutput"):
+            self.report(None, "magic", "note", "shell command", shown, line=line)
+            return
+        name = args[0] if args else None
+        argument = args[1] if len(args) > 1 else None
+        if name in CODE_LINE_MAGICS and argument is not None:
+            self.magic_code(argument, line, shown)
+        elif name in NOTED_LINE_MAGICS:
+            self.report(None, "magic", "note", NOTED_LINE_MAGICS[name], shown, line=line)
+
+    def magic_code(self, argument: str, line: int, shown: str) -> None:
+        """Scan the Python code given to %time / %timeit / %prun (options dropped)."""
+        words = argument.split(" ")
+        for start in range(min(len(words), 8)):
+            code = " ".join(words[start:])
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ast.parse(code)
+            except (SyntaxError, ValueError):
+                continue
+            self.depth += 1
+            try:
+                self.scan_python(code, 0, fixed_line=line)
+            finally:
+                self.depth -= 1
+            return
+        self.report(None, "magic", "note", "magic argument not checkable", shown, line=line)
+
+    def cell_magic(self, lines: list[str], offset: int) -> None:
+        """A ``%%`` cell: a ``%%time`` body is scanned, ``%%writefile`` checks its path."""
+        name, _, argument = lines[0][2:].rstrip().partition(" ")
+        line = offset + 1
+        if name in CODE_CELL_MAGICS:
+            self.scan_source("".join(lines[1:]), offset + 1)
+        elif name in DISPLAY_CELL_MAGICS:
+            return
+        elif name in WRITE_CELL_MAGICS:
+            target = [word for word in argument.split() if word != "-a"]
+            problem = literal_path_problem(target[0], head=True) if target else ""
+            if problem:
+                self.report(None, "file-write", "flag", problem, lines[0], line=line)
+            else:
+                self.report(None, "magic", "note", "writes a file", lines[0], line=line)
+        elif name in SHELL_CELL_MAGICS:
+            self.report(None, "magic", "note", "runs a script; body not scanned", lines[0], line)
+        else:
+            self.report(None, "magic", "note", "cell magic; body not scanned", lines[0], line)
