@@ -15,6 +15,7 @@ at least 9 pt (12 CSS pixels), and every explorer, controls and figure, fits in 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 from contextlib import contextmanager
@@ -24,7 +25,17 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._render import CSS_DPI, FigureView, LayeredRendering, encode_png
+from ._render import (
+    _AHEAD_MOVED,
+    _AHEAD_OTHERS,
+    _PREFETCH_BATCH,
+    _PREFETCH_PAUSE,
+    CSS_DPI,
+    FigureView,
+    LayeredRendering,
+    encode_png,
+    setting_key,
+)
 
 __all__: list[str] = []
 
@@ -125,6 +136,14 @@ def rows_html(rows, *, header=None, current=None) -> str:
     return f'{_TABLE_CSS}<table class="decompkit-table">{head}{body}</table>'
 
 
+def _running_loop():
+    """The event loop the kernel runs its handlers in, or None outside a kernel."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class Explorer(LayeredRendering):
     """Base class of the explorers: controls, one Figure, its rendering and the display.
 
@@ -161,6 +180,13 @@ class Explorer(LayeredRendering):
         self._muted = False
         #: Number of renders so far (each sent a new picture to the view).
         self.renders = 0
+        #: Values that a picture computed ahead uses instead of the controls' (or None).
+        self._override = None
+        self._moved = None  # the control changed last
+        self._queue: list = []  # settings to compute ahead
+        self._sent: set = set()  # keys of pictures the view has, over the current key frame
+        self._ahead = None  # the scheduled batch
+        self._stale = False  # the figure shows a setting computed ahead, not the controls'
 
     def _box(self, children, **layout):
         """The explorer's outer box; the class lets its view find it in the page."""
@@ -179,13 +205,97 @@ class Explorer(LayeredRendering):
 
     def _on_change(self, change):
         if not self._muted:
+            names = [name for name, c in self.controls.items() if c is change["owner"]]
+            self._moved = names[0] if names else None
             self.update()
 
     def _on_ratio(self, change):
         """The browser's pixel density changed: render the figure for it."""
         self.figure.set_dpi(CSS_DPI * change["new"])
         self._invalidate()
-        self.render(full=True)
+        self.update(full=True)
+
+    # -- settings, and pictures computed ahead ------------------------------------------------
+
+    def _keyed(self):
+        """``[(name, control)]`` whose values make the setting a picture shows."""
+        return [(name, c) for name, c in self.controls.items() if hasattr(c, "value")]
+
+    def _key(self, values=None) -> str:
+        values = values or {name: c.value for name, c in self._keyed()}
+        return setting_key([(c, values[name]) for name, c in self._keyed()])
+
+    def _value(self, name):
+        """The value of control ``name`` for the picture being computed."""
+        if self._override is not None and name in self._override:
+            return self._override[name]
+        return self.controls[name].value
+
+    def _text(self, widget, value, trait="value"):
+        """Show a readout (or a button state) - unless the picture is one computed ahead."""
+        if self._override is None:
+            setattr(widget, trait, value)
+
+    def _plan_ahead(self):
+        """Queue the settings one or a few slider steps away, the moved slider's first.
+
+        They are computed while the kernel waits for the next change, a few at a time, and
+        sent to the view, which shows one the moment its controls reach it.
+        """
+        loop = _running_loop()
+        if loop is None:  # no kernel event loop (a script, a test): nothing to wait for
+            return
+        current = {name: c.value for name, c in self._keyed()}
+        sliders = [
+            (name, c)
+            for name, c in self._keyed()
+            if isinstance(getattr(c, "step", None), (int, float)) and not isinstance(c, bool)
+        ]
+        sliders.sort(key=lambda item: item[0] != self._moved)
+        queue = []
+        for name, c in sliders:
+            reach = _AHEAD_MOVED if name == self._moved else _AHEAD_OTHERS
+            last = round((c.max - c.min) / c.step)
+            here = round((current[name] - c.min) / c.step)
+            for distance in range(1, reach + 1):
+                for k in (here + distance, here - distance):
+                    if 0 <= k <= last:
+                        value = c.min + k * c.step
+                        value = round(value) if isinstance(c.value, int) else round(value, 12)
+                        queue.append({**current, name: value})
+        self._queue = queue
+        if self._ahead is None and queue:
+            self._ahead = loop.call_later(_PREFETCH_PAUSE, self._ahead_batch)
+
+    def _ahead_batch(self):
+        """Compute and send a few pictures of the queue; schedule the next batch."""
+        self._ahead = None
+        entries, values_now = [], getattr(self, "values", None)
+        try:
+            while self._queue and len(entries) < _PREFETCH_BATCH:
+                values = self._queue.pop(0)
+                key = self._key(values)
+                if key in self._sent:
+                    continue
+                self._override, self._stale = values, True
+                try:
+                    with projector_fonts():
+                        self._refresh()
+                except ValueError:
+                    continue
+                if self._draw_frame():  # a new layout: the view's key frame would not fit
+                    self._queue.clear()
+                    break
+                entries.append((key, self.view.tiles_for(self.figure.canvas.buffer_rgba())))
+                self._sent.add(key)
+        finally:
+            self._override = None
+            self.values = values_now
+        if entries:
+            self.view.send_ahead(entries)
+        loop = _running_loop()
+        if self._queue and loop is not None:
+            self._ahead = loop.call_later(_PREFETCH_PAUSE, self._ahead_batch)
 
     @contextmanager
     def _hold(self):
@@ -226,14 +336,26 @@ class Explorer(LayeredRendering):
 
     def render(self, *, full: bool = False):
         """Re-render the figure and send the changed pixels to :attr:`view`."""
-        self._draw_frame(full=full)
+        laid_out = self._draw_frame(full=full)
+        self._stale = False
+        if laid_out:
+            self._sent.clear()
         ratio = self.figure.dpi / CSS_DPI
         width, height = self.figure.bbox.width / ratio, self.figure.bbox.height / ratio
-        self.view.show(self.figure.canvas.buffer_rgba(), (width, height))
+        self.view.show(
+            self.figure.canvas.buffer_rgba(), (width, height), key=self._key(), keyframe=laid_out
+        )
+        self.view.controls = [c for _, c in self._keyed()]
         self.renders += 1
+        self._plan_ahead()
 
     def png(self) -> bytes:
-        """The picture now shown, as PNG bytes (opaque RGB)."""
+        """The picture of the controls' setting, as PNG bytes (opaque RGB)."""
+        if self._stale:  # the figure last drew a setting computed ahead
+            with projector_fonts():
+                self._refresh()
+            self._draw_frame()
+            self._stale = False
         return encode_png(self.figure.canvas.buffer_rgba())
 
     # -- display --------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from collections import OrderedDict
 import anywidget
 import numpy as np
 import traitlets
+from ipywidgets import widget_serialization
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.transforms import Bbox
@@ -47,10 +48,16 @@ _CACHED_IMAGES = 4
 
 #: Changed columns closer than this (device pixels) go into one rectangle.
 _GAP = 24
-#: When the changed rectangles cover more than this share of the figure, or there are more
-#: than _MAX_TILES of them, a new key frame is sent instead.
-_KEYFRAME_SHARE = 0.55
+#: More changed rectangles than this are sent as the one rectangle around them all.
 _MAX_TILES = 4
+#: Pictures computed ahead per pause of the kernel, and the pause (seconds) between batches:
+#: short batches keep the kernel free for the next real change.
+_PREFETCH_BATCH = 1
+_PREFETCH_PAUSE = 0.005
+#: Slider steps computed ahead on each side of the current value, for the control moved last
+#: and for every other slider.
+_AHEAD_MOVED = 60
+_AHEAD_OTHERS = 4
 
 
 def _png_chunk(tag: bytes, data: bytes) -> bytes:
@@ -114,8 +121,23 @@ def changed_boxes(old, new):
 _ESM = r"""
 const NOTE = "Saved picture: run this cell to use the controls.";
 
+// The key of a setting, as setting_key() writes it in the kernel.
+function keyOf(controls) {
+  return controls
+    .map((c) => {
+      const v = c.get("value");
+      if (typeof v === "boolean") return v ? "1" : "0";
+      const step = c.get("step");
+      if (typeof v === "number" && typeof step === "number" && step > 0) {
+        return String(Math.round((v - c.get("min")) / step));
+      }
+      return String(v);
+    })
+    .join("|");
+}
+
 export default {
-  render({ model, el }) {
+  async render({ model, el }) {
     el.classList.add("decompkit-figure");
     const note = document.createElement("div");
     note.className = "decompkit-figure-note";
@@ -126,45 +148,92 @@ export default {
     canvas.setAttribute("role", "img");
     el.append(note, canvas);
     const ctx = canvas.getContext("2d");
-    // Arrow keys on a slider must reach the slider, not the notebook's shortcuts (Notebook 7
-    // binds them to cell navigation): Lumino skips shortcuts under this attribute.
-    const explorer = el.closest(".decompkit-explorer");
-    if (explorer) explorer.setAttribute("data-lm-suppress-shortcuts", "true");
-
-    let key = { bytes: null, bitmap: null };
-    let latest = 0;
     const decode = (bytes) => createImageBitmap(new Blob([bytes], { type: "image/png" }));
 
-    async function paint() {
-      const seq = model.get("seq");
-      latest = seq;
-      const frame = model.get("frame");
-      if (!frame || !frame.byteLength) return;
-      const tiles = model.get("tiles") || [];
-      let keyBitmap = key.bytes === frame ? key.bitmap : decode(frame);
-      const tileBitmaps = tiles.map((t) => decode(t.png));
+    // Pictures by setting key, sent ahead by the kernel or shown before: {keyframe, tiles}.
+    const cache = new Map();
+    const remember = (key, entry) => {
+      cache.delete(key);
+      cache.set(key, entry);
+      if (cache.size > %(cache_size)d) cache.delete(cache.keys().next().value);
+    };
+    let key = { number: -1, bitmap: null };
+    let token = 0;
+    let shown = null;
+
+    async function draw(tiles, seq) {
+      const mine = ++token;
+      const received = performance.now();
+      const number = model.get("keyframe");
+      let keyBitmap = key.number === number ? key.bitmap : decode(model.get("frame"));
+      const bitmaps = Promise.all(tiles.map((t) => decode(t.png)));
       keyBitmap = await keyBitmap;
-      key = { bytes: frame, bitmap: keyBitmap };
-      const bitmaps = await Promise.all(tileBitmaps);
-      if (seq !== latest) return; // a newer picture is on its way
-      const [w, h] = [keyBitmap.width, keyBitmap.height];
-      if (canvas.width !== w || canvas.height !== h) {
-        canvas.width = w;
-        canvas.height = h;
+      key = { number, bitmap: keyBitmap };
+      const decoded = await bitmaps;
+      if (mine !== token) return; // a newer picture was asked for meanwhile
+      if (canvas.width !== keyBitmap.width || canvas.height !== keyBitmap.height) {
+        canvas.width = keyBitmap.width;
+        canvas.height = keyBitmap.height;
       }
       canvas.style.width = model.get("css_width") + "px";
       canvas.style.height = model.get("css_height") + "px";
       canvas.setAttribute("aria-label", model.get("alt"));
       ctx.drawImage(keyBitmap, 0, 0);
-      tiles.forEach((t, i) => ctx.drawImage(bitmaps[i], t.x, t.y));
+      tiles.forEach((t, i) => ctx.drawImage(decoded[i], t.x, t.y));
       el.dataset.seq = String(seq);
       el.dispatchEvent(
         new CustomEvent("decompkit-frame", {
           bubbles: true,
-          detail: { seq, time: performance.now() },
+          detail: { seq, received, time: performance.now() },
         })
       );
     }
+
+    let controls = [];
+    const current = () => keyOf(controls);
+    const fresh = (entry) => entry && entry.keyframe === model.get("keyframe");
+
+    // A picture from the kernel: draw it, unless the controls have moved on to a setting
+    // whose picture is here already (a late answer must not step the figure back).
+    function fromKernel() {
+      const frame = model.get("frame");
+      if (!frame || !frame.byteLength) return;
+      const setting = model.get("setting");
+      const tiles = model.get("tiles") || [];
+      const keyframe = model.get("keyframe");
+      remember(setting, { keyframe, tiles });
+      const now = current();
+      if (setting !== now && fresh(cache.get(now))) return fromControls();
+      const id = `${keyframe}:${setting}`;
+      if (id === shown) return;
+      shown = id;
+      draw(tiles, model.get("seq"));
+    }
+
+    // A control moved in this page: draw its picture at once if the kernel sent it ahead.
+    function fromControls() {
+      const now = current();
+      const entry = cache.get(now);
+      const id = `${model.get("keyframe")}:${now}`;
+      if (fresh(entry) && id !== shown) {
+        shown = id;
+        draw(entry.tiles, -1);
+      }
+    }
+
+    const onMessage = (msg, buffers) => {
+      if (!msg) return;
+      if (msg.type === "pong") {
+        clearTimeout(timer);
+        note.style.display = "none";
+      } else if (msg.type === "ahead") {
+        let b = 0;
+        for (const entry of msg.entries) {
+          const tiles = entry.tiles.map(([x, y]) => ({ x, y, png: buffers[b++] }));
+          remember(entry.key, { keyframe: msg.keyframe, tiles });
+        }
+      }
+    };
 
     const ratio = () => Math.min(window.devicePixelRatio || 1, %(max_ratio)s);
     const report = () => {
@@ -178,26 +247,64 @@ export default {
 
     // A live kernel answers at once; a view restored from a saved notebook gets no answer.
     const timer = setTimeout(() => (note.style.display = "block"), %(timeout_ms)d);
-    const onMessage = (msg) => {
-      if (msg && msg.type === "pong") {
-        clearTimeout(timer);
-        note.style.display = "none";
-      }
-    };
     model.on("msg:custom", onMessage);
     try {
       model.send({ type: "ping" });
     } catch (err) {
       note.style.display = "block";
     }
-    model.on("change:seq", paint);
-    paint();
+    model.on("change:seq", fromKernel);
+
+    const manager = model.widget_manager;
+    const resolve = (ref) =>
+      typeof ref === "string" && ref.startsWith("IPY_MODEL_")
+        ? manager.get_model(ref.slice(10))
+        : Promise.resolve(ref);
+    try {
+      controls = await Promise.all((model.get("controls") || []).map(resolve));
+    } catch (err) {
+      controls = []; // a saved view without its controls: pictures from the state only
+    }
+    controls.forEach((c) => c.on("change:value", fromControls));
+
+    // The stepper's buttons move its slider here, in the page: no round trip for one step.
+    let stepper = [];
+    try {
+      stepper = await Promise.all((model.get("stepper") || []).map(resolve));
+    } catch (err) {
+      stepper = [];
+    }
+    const onClick = (event) => {
+      const button = event.target.closest(".decompkit-back, .decompkit-forward");
+      if (!button || !stepper.length || button.disabled) return;
+      event.stopPropagation();
+      event.preventDefault();
+      const slider = stepper[0];
+      const delta = button.classList.contains("decompkit-back") ? -1 : 1;
+      const value = slider.get("value") + delta;
+      if (value < slider.get("min") || value > slider.get("max")) return;
+      slider.set("value", value);
+      slider.save_changes();
+    };
+    let explorer = null;
+    const attach = () => {
+      explorer = el.closest(".decompkit-explorer");
+      if (!explorer) return el.isConnected || setTimeout(attach, 50);
+      // Arrow keys on a slider must reach the slider, not the notebook's shortcuts
+      // (Notebook 7 binds them to cell navigation): Lumino skips shortcuts under this.
+      explorer.setAttribute("data-lm-suppress-shortcuts", "true");
+      explorer.addEventListener("click", onClick, true);
+    };
+    attach();
+    fromKernel();
     report();
     return () => {
       clearTimeout(timer);
       media.removeEventListener("change", report);
-      model.off("change:seq", paint);
+      model.off("change:seq", fromKernel);
       model.off("msg:custom", onMessage);
+      controls.forEach((c) => c.off("change:value", fromControls));
+      if (explorer) explorer.removeEventListener("click", onClick, true);
     };
   },
 };
@@ -205,6 +312,8 @@ export default {
 
 #: How long the browser waits for the kernel's answer before it says the picture is saved.
 _PING_TIMEOUT_MS = 4000
+#: Pictures the browser keeps by setting (sent ahead or seen), most recent first.
+_CACHE_SIZE = 1500
 
 
 class FigureView(anywidget.AnyWidget):
@@ -218,6 +327,16 @@ class FigureView(anywidget.AnyWidget):
         ``{"x", "y", "png"}``: rectangles that differ from the key frame, drawn over it.
     seq : int
         Counts the pictures sent; every update sends a new one, even an unchanged picture.
+    keyframe : int
+        Counts the key frames; pictures sent ahead are rectangles over key frame ``keyframe``.
+    setting : str
+        The key of the setting the picture shows (see :func:`setting_key`).
+    controls : list of ipywidgets.Widget
+        The controls whose values the key is made of, in order; the view watches them and
+        draws a picture sent ahead as soon as one matches, without waiting for the kernel.
+    stepper : list
+        ``[slider, back_button, forward_button]`` of a stepper whose buttons the view handles
+        itself (one slider step, at once), or empty.
     css_width, css_height : int
         Size of the figure on the page, in CSS pixels.
     ratio : float
@@ -226,10 +345,18 @@ class FigureView(anywidget.AnyWidget):
         Text alternative of the picture.
     """
 
-    _esm = _ESM % {"max_ratio": MAX_RATIO, "timeout_ms": _PING_TIMEOUT_MS}
+    _esm = _ESM % {
+        "max_ratio": MAX_RATIO,
+        "timeout_ms": _PING_TIMEOUT_MS,
+        "cache_size": _CACHE_SIZE,
+    }
     frame = traitlets.Bytes(b"").tag(sync=True)
     tiles = traitlets.List().tag(sync=True)
     seq = traitlets.Int(0).tag(sync=True)
+    keyframe = traitlets.Int(0).tag(sync=True)
+    setting = traitlets.Unicode("").tag(sync=True)
+    controls = traitlets.List().tag(sync=True, **widget_serialization)
+    stepper = traitlets.List().tag(sync=True, **widget_serialization)
     css_width = traitlets.Int(0).tag(sync=True)
     css_height = traitlets.Int(0).tag(sync=True)
     ratio = traitlets.Float(1.0).tag(sync=True)
@@ -244,27 +371,70 @@ class FigureView(anywidget.AnyWidget):
         if isinstance(content, dict) and content.get("type") == "ping":
             self.send({"type": "pong"})
 
-    def show(self, rgba, css_size):
-        """Send the picture ``rgba`` (H x W x 4 uint8): changed rectangles or a key frame."""
+    def tiles_for(self, rgba):
+        """``(boxes, pngs)``: the rectangles of ``rgba`` that differ from the key frame."""
         pixels = np.asarray(rgba)
-        height, width = pixels.shape[:2]
-        tiles = None
-        if self._key is not None and self._key.shape == pixels.shape:
-            boxes = changed_boxes(self._key, pixels)
-            area = sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes)
-            if len(boxes) <= _MAX_TILES and area <= _KEYFRAME_SHARE * width * height:
-                tiles = [
-                    {"x": x0, "y": y0, "png": encode_png(pixels[y0:y1, x0:x1])}
-                    for x0, y0, x1, y1 in boxes
-                ]
+        boxes = changed_boxes(self._key, pixels)
+        if len(boxes) > _MAX_TILES:
+            x0s, y0s, x1s, y1s = zip(*boxes, strict=True)
+            boxes = [(min(x0s), min(y0s), max(x1s), max(y1s))]
+        return boxes, [encode_png(pixels[y0:y1, x0:x1]) for x0, y0, x1, y1 in boxes]
+
+    def show(self, rgba, css_size, *, key="", keyframe=False):
+        """Send the picture ``rgba`` (H x W x 4 uint8) of setting ``key``.
+
+        Rectangles that differ from the key frame are sent, or with ``keyframe=True`` (a new
+        layout), or a new size, the whole picture as the new key frame.
+        """
+        pixels = np.asarray(rgba)
         with self.hold_sync():
-            if tiles is None:
+            if keyframe or self._key is None or self._key.shape != pixels.shape:
                 self._key = pixels.copy()
                 self.frame = encode_png(pixels)
+                self.keyframe += 1
                 tiles = []
+            else:
+                boxes, pngs = self.tiles_for(pixels)
+                tiles = [
+                    {"x": x0, "y": y0, "png": png}
+                    for (x0, y0, _, _), png in zip(boxes, pngs, strict=True)
+                ]
             self.tiles = tiles
+            self.setting = key
             self.css_width, self.css_height = (round(v) for v in css_size)
             self.seq += 1
+
+    def send_ahead(self, entries):
+        """Send pictures of settings not shown yet, ``[(key, (boxes, pngs)), ...]``."""
+        meta, buffers = [], []
+        for key, (boxes, pngs) in entries:
+            meta.append({"key": key, "tiles": [[x0, y0] for x0, y0, _, _ in boxes]})
+            buffers += pngs
+        self.send({"type": "ahead", "keyframe": self.keyframe, "entries": meta}, buffers)
+
+
+def setting_key(pairs) -> str:
+    """The key of a setting, ``[(control, value), ...]``, as the view's script writes it.
+
+    A slider's value counts as its step number from the minimum, so the kernel's and the
+    browser's floating-point values give one key; a checkbox is 1 or 0; anything else its text.
+
+    Examples
+    --------
+    >>> import ipywidgets as w
+    >>> setting_key([(w.FloatSlider(min=0.5, step=0.01), 0.53), (w.Checkbox(), True)])
+    '3|1'
+    """
+    parts = []
+    for control, value in pairs:
+        step = getattr(control, "step", None)
+        if isinstance(value, bool):
+            parts.append("1" if value else "0")
+        elif isinstance(value, (int, float)) and isinstance(step, (int, float)) and step > 0:
+            parts.append(str(round((value - control.min) / step)))
+        else:
+            parts.append(str(value))
+    return "|".join(parts)
 
 
 def _outer_pixels(extents):
@@ -372,8 +542,10 @@ class LayeredRendering:
         self._frozen = False
         self._background = None
 
-    def _draw_frame(self, *, full=False):
+    def _draw_frame(self, *, full=False) -> bool:
         """Bring the canvas up to date; the first call, or ``full=True``, lays out the figure.
+
+        Returns True when the figure was laid out (a new key frame for the view).
 
         The layout then stays fixed, which keeps the costly layout pass out of ordinary
         updates. When the explorer has layers, the static rest is kept as a pixel background
@@ -382,8 +554,9 @@ class LayeredRendering:
         """
         canvas = self.figure.canvas
         blitting = bool(self._layers)
-        drawn = False
+        drawn = laid_out = False
         if full or self._relayout or not self._frozen:
+            laid_out = True
             self._relayout = False
             self.figure.set_layout_engine("constrained")
             canvas.draw()
@@ -400,6 +573,7 @@ class LayeredRendering:
             canvas.draw()
         if blitting:
             self._blit()
+        return laid_out
 
     def _before_layers(self):
         """Hook run before the layers are painted, on the final layout (default: nothing)."""

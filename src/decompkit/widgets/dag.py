@@ -259,20 +259,20 @@ class DagExplorer(Explorer):
 
     def _plan(self):
         """Graph, durations and resources of the current setting."""
-        ex, c = self.example, self.controls
+        ex = self.example
         graph = {node: list(preds) for node, preds in ex.graph.items()}
-        durations = {node: slider.value for node, slider in self.duration_sliders.items()}
-        if c["spurious_edge"].value and ex.spurious_edge is not None:
+        durations = {node: self._value(f"duration {node}") for node in self.duration_sliders}
+        if self._value("spurious_edge") and ex.spurious_edge is not None:
             graph = ex.with_edge(*ex.spurious_edge)
-        if c["coordination"].value and ex.coordination:
+        if self._value("coordination") and ex.coordination:
             graph, extra = ex.with_coordination()
             durations = {examples.COORDINATE: extra[examples.COORDINATE], **durations}
-        resources = ex.resources if c["resources"].value and ex.resources else None
+        resources = ex.resources if self._value("resources") and ex.resources else None
         return graph, durations, resources
 
     def _refresh(self):
         graph, durations, resources = self._plan()
-        workers = self.controls["workers"].value
+        workers = self._value("workers")
         cp = dag.critical_path(graph, durations)
         schedule = dag.list_schedule(graph, durations, workers, resources=resources)
         ex = self.example
@@ -306,16 +306,20 @@ class DagExplorer(Explorer):
             )
             for node in cp.slack
         ]
-        self.readout.value = (
+        self._text(
+            self.readout,
             f"<p>Critical path {html.escape(' → '.join(map(str, cp.path)))}: "
             f"{_fmt(cp.makespan)} {ex.unit} with any number of workers; serial "
             f"{_fmt(cp.serial_time)} {ex.unit}; list schedule on {workers} worker"
             f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit}, "
-            f"speed-up {speedup:.2f}x.</p>"
+            f"speed-up {speedup:.2f}x.</p>",
         )
-        self.table.value = rows_html(
-            rows,
-            header=("task", "", "duration", "earliest start", "slack", "starts", "worker"),
+        self._text(
+            self.table,
+            rows_html(
+                rows,
+                header=("task", "", "duration", "earliest start", "slack", "starts", "worker"),
+            ),
         )
         self.values = {"critical_path": cp, "schedule": schedule, "graph": graph}
 

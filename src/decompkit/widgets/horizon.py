@@ -216,8 +216,7 @@ class HorizonExplorer(Explorer):
         )
 
     def _setting(self):
-        c = self.controls
-        p, q, n, gamma = c["p"].value, c["q"].value, c["n"].value, c["budget_factor"].value
+        p, q, n, gamma = (self._value(name) for name in ("p", "q", "n", "budget_factor"))
         return p, q, n, gamma, round(gamma * n)
 
     def _refresh(self):
@@ -250,13 +249,14 @@ class HorizonExplorer(Explorer):
         table = markov.reference_table(p, gamma, qs=(q,))
         # The rounds axis may end before the budget; g_B is then read off the formula.
         grounded_at_budget = markov.grounded_survival(budget, p, q)
-        self.readout.value = (
+        self._text(
+            self.readout,
             f"<b>Reference-table row</b> for q = {q:g} (p = {p:g}, B = round({gamma:g} n)):"
             f"<pre>{html.escape(table.to_text())}</pre>"
             f"<p>At n = {n} with B = {budget} rounds: P(success) = {_fmt(curve[n - 1])}; "
             f"still grounded after B rounds: g_B = {_fmt(grounded_at_budget)}; grounded "
             f"half-life {_fmt(markov.grounded_half_life(p, q), 1)} rounds; full verification "
-            f"needs γ > 1/p = {_fmt(markov.min_budget_factor(p))}.</p>"
+            f"needs γ > 1/p = {_fmt(markov.min_budget_factor(p))}.</p>",
         )
         self.values = {
             "success_by_n": curve,

@@ -152,7 +152,7 @@ class ReliabilityExplorer(Explorer):
         )
 
     def _refresh(self):
-        v = {name: control.value for name, control in self.controls.items()}
+        v = {name: self._value(name) for name in self.controls}
         p, n, d, phi, kappa = v["p"], v["n"], v["d"], v["phi"], v["kappa"]
         rates = {
             "bare": p,
@@ -175,23 +175,27 @@ class ReliabilityExplorer(Explorer):
         self._keys[0] = p
         self.point.set_data([d], [phi])
         verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
-        self.readout.value = rows_html(
-            [
-                ("no check", _fmt(p), _fmt(curves["bare"][n])),
-                (
-                    "one retry, fallible check",
-                    _fmt(rates["one_retry"]),
-                    _fmt(curves["one_retry"][n]),
-                ),
-                ("retry until pass", _fmt(rates["until_pass"]), _fmt(curves["until_pass"][n])),
-                (f"perfect check, κ = {kappa}", _fmt(rates["kappa"]), _fmt(curves["kappa"][n])),
-            ],
-            header=("", "per step", f"chain of n = {n}"),
-        ) + (
-            f"<p>The check {html.escape(verdict)}. "
-            f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
-            f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
-            f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"
+        self._text(
+            self.readout,
+            rows_html(
+                [
+                    ("no check", _fmt(p), _fmt(curves["bare"][n])),
+                    (
+                        "one retry, fallible check",
+                        _fmt(rates["one_retry"]),
+                        _fmt(curves["one_retry"][n]),
+                    ),
+                    ("retry until pass", _fmt(rates["until_pass"]), _fmt(curves["until_pass"][n])),
+                    (f"perfect check, κ = {kappa}", _fmt(rates["kappa"]), _fmt(curves["kappa"][n])),
+                ],
+                header=("", "per step", f"chain of n = {n}"),
+            )
+            + (
+                f"<p>The check {html.escape(verdict)}. "
+                f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
+                f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
+                f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"
+            ),
         )
         self.values = {"rates": rates, "curves": curves, "gain": gain, "helps": helps}
 

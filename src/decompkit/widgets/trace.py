@@ -120,6 +120,10 @@ class TraceStepper(Explorer):
         c = self.controls
         c["back"].on_click(lambda _: self.step(-1))
         c["forward"].on_click(lambda _: self.step(+1))
+        # In the browser the view moves the slider itself on a click: no round trip per step.
+        c["back"].add_class("decompkit-back")
+        c["forward"].add_class("decompkit-forward")
+        self.view.stepper = [c["event"], c["back"], c["forward"]]
         self._watch("event")
         with projector_fonts():
             self._draw()
@@ -191,7 +195,7 @@ class TraceStepper(Explorer):
 
     def _refresh(self):
         c = self.controls
-        k = c["event"].value
+        k = self._value("event")
         graph = _graph_after(self.result, _applied_repairs(self.result, k))
         key = tuple((node, tuple(preds)) for node, preds in graph.items())
         if key != self._graph_key:
@@ -213,15 +217,16 @@ class TraceStepper(Explorer):
         self._keys[:] = [key, (key, tuple(sizes)), k]
         what = f"{current.kind} {current.node}" if current else "before the first event"
         self.dag_ax.title.set_text(f"After event {k} of {len(self.events)} ({what}), t = {time:g}")
-        c["back"].disabled = k == c["event"].min
-        c["forward"].disabled = k == c["event"].max
+        self._text(c["back"], k == c["event"].min, "disabled")
+        self._text(c["forward"], k == c["event"].max, "disabled")
         counts = {s: sum(1 for v in states.values() if v == s) for s in STATES}
-        self.readout.value = (
+        self._text(
+            self.readout,
             '<p style="margin:4px 12px">'
             + ", ".join(f"{s}: {n}" for s, n in counts.items() if n)
-            + "</p>"
+            + "</p>",
         )
-        self.table.value = self._table_html(k)
+        self._text(self.table, self._table_html(k))
         self.values = {"states": states, "graph": graph, "event": current}
 
     def _table_html(self, k) -> str:
