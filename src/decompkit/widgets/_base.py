@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from ._render import (
     _AHEAD_MOVED,
     _AHEAD_OTHERS,
+    _IN_FLIGHT,
     _PREFETCH_BATCH,
     _PREFETCH_PAUSE,
     CSS_DPI,
@@ -172,6 +173,7 @@ class Explorer(LayeredRendering):
         FigureCanvasAgg(self.figure)
         self.view = FigureView(alt=type(self).__name__)
         self.view.observe(self._on_ratio, names="ratio")
+        self.view.on_ack = self._resume_ahead
         self.readout = widgets.HTML()
         self.status = widgets.HTML()
         self.controls: dict[str, widgets.Widget] = {}
@@ -264,8 +266,14 @@ class Explorer(LayeredRendering):
                         value = round(value) if isinstance(c.value, int) else round(value, 12)
                         queue.append({**current, name: value})
         self._queue = queue
-        if self._ahead is None and queue:
-            self._ahead = loop.call_later(_PREFETCH_PAUSE, self._ahead_batch)
+        self._resume_ahead()
+
+    def _resume_ahead(self):
+        """Schedule the next batch, unless one is scheduled or too many are on their way."""
+        loop = _running_loop()
+        if self._ahead is None and self._queue and loop is not None:
+            if self.view.in_flight < _IN_FLIGHT:
+                self._ahead = loop.call_later(_PREFETCH_PAUSE, self._ahead_batch)
 
     def _ahead_batch(self):
         """Compute and send a few pictures of the queue; schedule the next batch."""
@@ -293,9 +301,7 @@ class Explorer(LayeredRendering):
             self.values = values_now
         if entries:
             self.view.send_ahead(entries)
-        loop = _running_loop()
-        if self._queue and loop is not None:
-            self._ahead = loop.call_later(_PREFETCH_PAUSE, self._ahead_batch)
+        self._resume_ahead()
 
     @contextmanager
     def _hold(self):

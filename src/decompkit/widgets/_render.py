@@ -54,6 +54,8 @@ _MAX_TILES = 4
 #: short batches keep the kernel free for the next real change.
 _PREFETCH_BATCH = 1
 _PREFETCH_PAUSE = 0.005
+#: Messages of pictures ahead on their way to the browser at most (it acknowledges each).
+_IN_FLIGHT = 2
 #: Slider steps computed ahead on each side of the current value, for the control moved last
 #: and for every other slider.
 _AHEAD_MOVED = 60
@@ -232,6 +234,11 @@ export default {
           const tiles = entry.tiles.map(([x, y]) => ({ x, y, png: buffers[b++] }));
           remember(entry.key, { keyframe: msg.keyframe, tiles });
         }
+        // The kernel sends the next pictures only when these arrived: no backlog in the
+        // pipe can hold up the answer to a real change.
+        try {
+          model.send({ type: "ack" });
+        } catch (err) {}
       }
     };
 
@@ -365,11 +372,20 @@ class FigureView(anywidget.AnyWidget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._key = None  # the key frame's pixels
+        #: Messages of pictures sent ahead that the browser has not acknowledged yet.
+        self.in_flight = 0
+        #: Called when the browser acknowledges pictures sent ahead.
+        self.on_ack = None
         self.on_msg(self._answer)
 
     def _answer(self, _widget, content, _buffers):
-        if isinstance(content, dict) and content.get("type") == "ping":
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "ping":
             self.send({"type": "pong"})
+        elif kind == "ack":
+            self.in_flight = max(self.in_flight - 1, 0)
+            if self.on_ack is not None:
+                self.on_ack()
 
     def tiles_for(self, rgba):
         """``(boxes, pngs)``: the rectangles of ``rgba`` that differ from the key frame."""
@@ -411,6 +427,7 @@ class FigureView(anywidget.AnyWidget):
             meta.append({"key": key, "tiles": [[x0, y0] for x0, y0, _, _ in boxes]})
             buffers += pngs
         self.send({"type": "ahead", "keyframe": self.keyframe, "entries": meta}, buffers)
+        self.in_flight += 1
 
 
 def setting_key(pairs) -> str:
