@@ -105,8 +105,9 @@ DRAG = {
 PAGE_SCRIPT = """() => {
   if (window.__dk) return;
   const dk = (window.__dk = { input: null, frames: [] });
+  // On the window, in the capture phase, registered before any explorer: first in line.
   for (const type of ["keydown", "pointerdown", "mousedown", "pointermove"]) {
-    document.addEventListener(type, (e) => {
+    window.addEventListener(type, (e) => {
       if (type === "pointermove" && !e.buttons) return;
       if (dk.input === null) dk.input = performance.now();
     }, true);
@@ -274,9 +275,7 @@ def measure_drag(page, index, label, seconds=2.0) -> float:
     """Pictures per second drawn while the mouse sweeps the slider's handle."""
     root = explorer_root(page, index)
     handle = find_control(root, label, "slider")
-    track = root.locator(".widget-slider").filter(
-        has=page.locator(".widget-label", has_text=label)
-    )
+    track = root.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text=label))
     track = track.first.locator(".noUi-target").first
     handle.scroll_into_view_if_needed()
     box, lane = handle.bounding_box(), track.bounding_box()

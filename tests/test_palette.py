@@ -61,9 +61,7 @@ PALETTES = {
         "critical": dag_plots.CRITICAL_BOX["edgecolor"],
         "other": dag_plots.NORMAL_BOX["edgecolor"],
     },
-    "trace attempts": {
-        name: style["facecolor"] for name, style in scheduler_plots._STYLE.items()
-    },
+    "trace attempts": {name: style["facecolor"] for name, style in scheduler_plots._STYLE.items()},
 }
 
 

@@ -82,6 +82,14 @@ def test_arrow_keys_move_a_slider_in_notebook_7(projector_page, lab_server, expl
     assert latency is not None, "the key moved the slider but no new picture came"
 
 
+def _metadata(path) -> dict:
+    """The notebook's metadata, or {} while the file is being written."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    except json.JSONDecodeError:
+        return {}
+
+
 def test_a_saved_notebook_shows_every_figure_without_a_kernel(
     projector_page, lab_server, explorers_notebook, artifacts
 ):
@@ -90,7 +98,7 @@ def test_a_saved_notebook_shows_every_figure_without_a_kernel(
     page.keyboard.press("Control+s")
     path = lab_server.root / explorers_notebook
     deadline = time.monotonic() + 30
-    while "widgets" not in json.loads(path.read_text()).get("metadata", {}):
+    while "widgets" not in _metadata(path):
         assert time.monotonic() < deadline, "the saved notebook carries no widget state"
         time.sleep(0.2)
     lab_server.shut_down_kernels()

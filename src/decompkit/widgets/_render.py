@@ -293,6 +293,37 @@ export default {
       slider.set("value", value);
       slider.save_changes();
     };
+    // Notebook 7 takes arrow keys for itself before a focused slider sees them (a keydown
+    // listener of its own, which data-lm-suppress-shortcuts does not reach). So the view
+    // steps its explorer's sliders itself, from the window's capture phase, first in line.
+    const KEYS = {
+      ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10,
+    };
+    const onKey = (event) => {
+      const target = event.target;
+      const handle = target && target.closest && target.closest(".noUi-handle");
+      if (!handle || !explorer || !explorer.contains(handle)) return;
+      const delta = KEYS[event.key];
+      const end = { Home: "min", End: "max" }[event.key];
+      if (delta === undefined && !end) return;
+      const label = handle.closest(".widget-slider")?.querySelector(".widget-label");
+      const text = label ? label.textContent.trim() : null;
+      const slider = controls.find(
+        (c) => typeof c.get("step") === "number" && c.get("description") === text
+      );
+      if (!slider) return;
+      event.stopImmediatePropagation();
+      event.preventDefault();
+      const [low, high, step] = ["min", "max", "step"].map((k) => slider.get(k));
+      let value = end ? slider.get(end) : slider.get("value") + delta * step;
+      value = Math.min(Math.max(value, low), high);
+      value = Number((low + Math.round((value - low) / step) * step).toFixed(10));
+      if (value !== slider.get("value")) {
+        slider.set("value", value);
+        slider.save_changes();
+      }
+    };
+    window.addEventListener("keydown", onKey, true);
     let explorer = null;
     const attach = () => {
       explorer = el.closest(".decompkit-explorer");
@@ -312,6 +343,7 @@ export default {
       model.off("msg:custom", onMessage);
       controls.forEach((c) => c.off("change:value", fromControls));
       if (explorer) explorer.removeEventListener("click", onClick, true);
+      window.removeEventListener("keydown", onKey, true);
     };
   },
 };
