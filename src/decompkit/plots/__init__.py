@@ -1,6 +1,7 @@
 """Plot functions: each takes numbers or results, draws on ``ax=None`` and returns the Figure.
 
-No function here calls ``pyplot``, shows a figure or seeds a random generator.
+No function here calls ``pyplot``, shows a figure or seeds a random generator. The plots may
+import matplotlib and the lecture's maths, never ipywidgets or notebook machinery.
 """
 
 from .dag import plot_dag, plot_gantt

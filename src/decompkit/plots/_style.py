@@ -23,6 +23,15 @@ PALETTE = (
 )
 GREY = "#999999"
 
+#: Line styles that go with PALETTE in a set of curves: each curve differs from the others in
+#: its dash pattern too, so the set reads without colour (and in a deuteranope's eyes).
+DASHES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 1)), (0, (8, 2)), "-")
+
+
+def series_style(i) -> dict:
+    """Colour and line style of the ``i``-th curve of a set (Okabe-Ito colour, own dashes)."""
+    return {"color": PALETTE[i % len(PALETTE)], "linestyle": DASHES[i % len(DASHES)]}
+
 
 def new_axes(ax=None, *, figsize=(6.4, 4.0)):
     """Return ``(fig, ax)``: the given axes and its figure, or a fresh pair.

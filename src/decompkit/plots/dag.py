@@ -15,6 +15,15 @@ __all__ = ["plot_dag", "plot_gantt"]
 
 _CRITICAL = PALETTE[5]  # vermillion
 _NORMAL = PALETTE[0]  # blue
+#: How a critical task and another one look, as box outline, arrow and bar. Colour is never
+#: the only cue: critical boxes and arrows are thick and solid, the others thin and dashed
+#: or grey, and critical bars are hatched.
+CRITICAL_BOX = {"edgecolor": _CRITICAL, "linewidth": 2.6, "linestyle": "-"}
+NORMAL_BOX = {"edgecolor": _NORMAL, "linewidth": 1.2, "linestyle": "--"}
+CRITICAL_ARROW = {"color": _CRITICAL, "linewidth": 2.4}
+NORMAL_ARROW = {"color": GREY, "linewidth": 1.0}
+CRITICAL_BAR = {"color": _CRITICAL, "hatch": "//"}
+NORMAL_BAR = {"color": _NORMAL, "hatch": None}
 
 
 def _critical_nodes(critical, nodes) -> list:
@@ -139,26 +148,26 @@ def plot_dag(graph, durations=None, critical=None, ax=None, *, labels=None, unit
         text = str(labels.get(node, node))
         if cp is not None:
             text += f"\nd = {_fmt(durations[node])}, slack {_fmt(cp.slack[node])}"
-        color = _CRITICAL if node in on_path else _NORMAL
         boxes[node] = ax.text(
             x,
             y,
             text,
             ha="center",
             va="center",
-            fontsize=8,
+            fontsize=9,
             zorder=2,
-            bbox={"boxstyle": "round,pad=0.35", "fc": "white", "ec": color, "lw": 1.8},
+            bbox={"boxstyle": "round,pad=0.35", "facecolor": "white"},
         )
+        boxes[node].get_bbox_patch().set(**(CRITICAL_BOX if node in on_path else NORMAL_BOX))
     for v, ps in preds.items():
         for u in ps:
-            hot = (u, v) in path_edges
+            look = CRITICAL_ARROW if (u, v) in path_edges else NORMAL_ARROW
             arrow = _Arrow(
                 boxes[u],
                 boxes[v],
                 arrowstyle="-|>",
-                color=_CRITICAL if hot else GREY,
-                lw=2.2 if hot else 1.0,
+                color=look["color"],
+                lw=look["linewidth"],
                 shrinkA=1,
                 shrinkB=1,
             )
@@ -181,7 +190,7 @@ def plot_dag(graph, durations=None, critical=None, ax=None, *, labels=None, unit
         title = "Highlighted path: " + " → ".join(str(v) for v in path)
     else:
         title = f"Plan as a DAG: {len(pos)} tasks in {len(layers)} generations"
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=10)
     return fig
 
 
@@ -236,12 +245,21 @@ def plot_gantt(schedule, ax=None, *, labels=None, critical=None, unit="units"):
     for node, start in schedule.start.items():
         width = schedule.finish[node] - start
         row = schedule.worker[node]
-        color = _CRITICAL if node in on_path else _NORMAL
+        look = CRITICAL_BAR if node in on_path else NORMAL_BAR
+        color = look["color"]
         if width > 0:
-            ax.barh(row, width, left=start, height=0.6, color=color, edgecolor="white")
-            # About 90 characters of 8-point text span the axes: write the long label if
+            ax.barh(
+                row,
+                width,
+                left=start,
+                height=0.6,
+                color=color,
+                hatch=look["hatch"],
+                edgecolor="white",
+            )
+            # A 9-point character is about 7 pixels wide at 100 dpi: write the long label if
             # it fits the bar, else the node itself, else nothing.
-            room = 90 * width / span
+            room = _axes_pixels(ax) / 7.0 * width / span
             for text in (str(labels.get(node, node)), str(node)):
                 if len(text) <= room:
                     ax.text(
@@ -251,7 +269,9 @@ def plot_gantt(schedule, ax=None, *, labels=None, critical=None, unit="units"):
                         ha="center",
                         va="center",
                         color="white",
-                        fontsize=8,
+                        fontsize=9,
+                        fontweight="bold",
+                        bbox={"boxstyle": "square,pad=0.1", "fc": color, "ec": "none"},
                     )
                     break
         else:  # a zero-length task: a tick, so it is not lost
@@ -267,6 +287,11 @@ def plot_gantt(schedule, ax=None, *, labels=None, critical=None, unit="units"):
         f"List schedule on {schedule.workers} worker{'s' if schedule.workers > 1 else ''}: "
         f"makespan {_fmt(schedule.makespan)} {unit} ({_fmt(schedule.work)} {unit} of work, "
         f"{100 * busy:.0f} % busy)",
-        fontsize=9,
+        fontsize=10,
     )
     return fig
+
+
+def _axes_pixels(ax) -> float:
+    """Width of the axes in pixels at 100 dpi, before any layout pass (a fair estimate)."""
+    return ax.get_position().width * ax.figure.get_figwidth() * 100

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import markov
-from ._style import GREY, PALETTE, new_axes
+from ._style import GREY, PALETTE, new_axes, series_style
 
 __all__ = ["plot_success_vs_horizon", "plot_q_sweep", "plot_grounded_survival", "line_by_gid"]
 
@@ -92,7 +92,7 @@ def plot_success_vs_horizon(
         ax.plot(
             ns,
             curve,
-            color=PALETTE[i % len(PALETTE)],
+            **series_style(i),
             marker="o",
             markersize=3,
             label=f"q = {q:g}",
@@ -229,11 +229,12 @@ def plot_grounded_survival(p=0.95, qs=(0.0, 0.5, 0.9, 1.0), t_max=300, *, ax=Non
     fig, ax = new_axes(ax)
     t = np.arange(int(t_max) + 1)
     for i, q in enumerate(qs):
-        color = PALETTE[i % len(PALETTE)]
+        style = series_style(i)
+        color = style["color"]
         ax.plot(
             t,
             markov.grounded_survival(t, p, q),
-            color=color,
+            **style,
             label=f"q = {q:g}",
             gid=f"survival q={q:g}",
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reliability as rel
-from ._style import GREY, PALETTE, new_axes
+from ._style import GREY, PALETTE, new_axes, series_style
 
 __all__ = ["plot_chain_decay", "plot_check_value", "plot_d_phi_plane"]
 
@@ -35,7 +35,7 @@ def plot_chain_decay(ps=(0.8, 0.9, 0.95, 0.99), n_max=100, *, ax=None):
     fig, ax = new_axes(ax)
     n = np.arange(0, int(n_max) + 1)
     for i, p in enumerate(ps):
-        ax.plot(n, rel.chain_success(p, n), color=PALETTE[i % len(PALETTE)], label=f"p = {p:g}")
+        ax.plot(n, rel.chain_success(p, n), **series_style(i), label=f"p = {p:g}")
     ax.axhline(0.5, color=GREY, linestyle=":", linewidth=1, label="one half")
     ax.set(
         xlabel="steps in the chain, n",

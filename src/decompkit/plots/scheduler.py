@@ -12,9 +12,9 @@ __all__ = ["plot_trace_gantt"]
 # One look per way an attempt can end; the legend lists only those that occur.
 _STYLE = {
     "accepted": {"facecolor": PALETTE[0], "label": "accepted"},
-    "wrong": {"facecolor": PALETTE[3], "label": "accepted, but wrong"},
-    "rejected": {"facecolor": PALETTE[1], "label": "rejected, retried"},
-    "failed": {"facecolor": PALETTE[5], "label": "failed (report)"},
+    "wrong": {"facecolor": PALETTE[3], "hatch": "..", "label": "accepted, but wrong"},
+    "rejected": {"facecolor": PALETTE[1], "hatch": "\\\\", "label": "rejected, retried"},
+    "failed": {"facecolor": PALETTE[5], "hatch": "xx", "label": "failed (report)"},
     "cancelled": {"facecolor": "white", "edgecolor": GREY, "hatch": "///", "label": "cancelled"},
 }
 _BY_OUTCOME = {"pass": "accepted", "wrong": "wrong", "reject": "rejected"}
@@ -90,7 +90,7 @@ def plot_trace_gantt(result, ax=None):
                 f"w{worker}",
                 ha="center",
                 va="center",
-                fontsize=8,
+                fontsize=9,
                 color="black" if style in ("cancelled", "wrong") else "white",
             )
         if style not in used:
@@ -106,7 +106,7 @@ def plot_trace_gantt(result, ax=None):
     for rnd, start in rounds.items():
         if rnd > 0:
             ax.axvline(start, color=GREY, linestyle=":", linewidth=1)
-            ax.text(start, -0.95, f" repair round {rnd}", color=GREY, fontsize=8, va="top")
+            ax.text(start, -0.95, f" repair round {rnd}", color=GREY, fontsize=9, va="top")
 
     handles = [Patch(**_STYLE[s]) for s in _STYLE if s in used]
     if blocks:
@@ -114,7 +114,7 @@ def plot_trace_gantt(result, ax=None):
             ax.plot([], [], marker="x", color=GREY, linestyle="none", label="blocked")[0]
         )
     if handles:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.4, -1.0)
     ax.set_xlim(0, max(result.makespan, 1e-9) * 1.04)

@@ -10,6 +10,8 @@ and shows it as a PNG in an ``ipywidgets.Image``. Displayed where no widget fron
 - :func:`trace_stepper`: a scheduler trace event by event (section 5).
 
 In a notebook, the last expression of a cell shows the explorer, e.g. ``reliability_explorer()``.
+The explorers import the plots, the lecture's maths, ipywidgets and anywidget (the figure view,
+``_render`` and ``_frontend``), never notebook machinery.
 """
 
 from .dag import DagExplorer, dag_explorer

@@ -14,38 +14,74 @@ import ipywidgets as widgets
 from matplotlib.text import Annotation
 
 from .. import dag, examples
-from ..plots._style import GREY, PALETTE
-from ..plots.dag import plot_dag, plot_gantt
-from ._base import Explorer, int_slider, rows_html
+from ..plots.dag import CRITICAL_ARROW, CRITICAL_BOX, NORMAL_ARROW, NORMAL_BOX, plot_dag, plot_gantt
+from ._base import Explorer, int_slider, projector_fonts, rows_html
 
 __all__ = ["DagExplorer", "dag_explorer"]
 
 #: The worked examples by the letter the lecture gives them.
 EXAMPLES = {"A": examples.coding_task, "B": examples.migration}
-#: Colours of critical and other tasks, as plot_dag draws them.
-_CRITICAL, _NORMAL = PALETTE[5], PALETTE[0]
 #: Largest worker count on the slider: more than the widest generation of either example.
 _MAX_WORKERS = 6
+#: Which checkbox belongs to which example: only those of the example shown are on screen.
+_OPTIONS = {"spurious_edge": "A", "coordination": "B", "resources": "B"}
+_DURATION_STYLE = {"description_width": "150px"}
 
 
 def _fmt(x) -> str:
     return f"{x:g}"
 
 
+def _worked_examples(source):
+    """``{"A": WorkedExample, "B": WorkedExample}`` from None, a parameter object or a mapping."""
+    if source is None:
+        return {key: make() for key, make in EXAMPLES.items()}
+    if isinstance(source, dict):
+        found = {key: source.get(key) for key in EXAMPLES}
+    else:
+        found = {key: getattr(source, key, None) for key in EXAMPLES}
+    for key, example in found.items():
+        if not isinstance(example, examples.WorkedExample):
+            raise ValueError(
+                "params must be None, the notebook's parameter object P (with worked examples "
+                f"P.A and P.B) or a dict of them, got {type(source).__name__} whose {key!r} is "
+                f"{type(example).__name__}"
+            )
+    return found
+
+
+def duration_range(durations) -> int:
+    """Upper end of the duration sliders: twice the longest task, at least 10.
+
+    Examples
+    --------
+    >>> duration_range({"a": 3, "b": 37})
+    74
+    """
+    return max(10, 2 * math.ceil(max(durations.values(), default=0)))
+
+
 class DagExplorer(Explorer):
     """Example, durations and workers over critical path and list schedule; see
     :func:`dag_explorer`."""
 
-    def __init__(self, example="A", workers=2):
+    def __init__(self, params=None, example="A", workers=None):
+        if isinstance(params, str):  # dag_explorer("B"): the example, lecture numbers
+            params, example = None, params
+        self.examples = _worked_examples(params)
         if example not in EXAMPLES:
             raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
-        super().__init__(figsize=(10.0, 7.0))
+        if workers is None:
+            workers = getattr(params, "workers", 2) if params is not None else 2
+        super().__init__(figsize=(11.5, 5.0))
         self.controls = {
-            "example": widgets.Dropdown(
-                options=[(f"{key}: {make().name}", key) for key, make in EXAMPLES.items()],
+            "example": widgets.ToggleButtons(
+                options=[(f"{key}: {ex.name}", key) for key, ex in self.examples.items()],
                 value=example,
                 description="example",
-                tooltip="the worked example of the lecture",
+                tooltip="the worked example of the lecture, with your numbers",
+                tooltips=[f"worked example {key} of the lecture" for key in self.examples],
+                style={"button_width": "270px"},
             ),
             "workers": int_slider(
                 "workers", workers, 1, _MAX_WORKERS, "workers", "workers of the list schedule"
@@ -53,42 +89,49 @@ class DagExplorer(Explorer):
             "spurious_edge": widgets.Checkbox(
                 value=False,
                 description="spurious edge",
-                tooltip="add the edge that is not a real dependency (example A)",
+                tooltip="add the edge that is not a real dependency",
+                indent=False,
             ),
             "coordination": widgets.Checkbox(
                 value=False,
                 description="coordination tax",
-                tooltip="pay the coordination slots before the fan-out (example B)",
+                tooltip="pay the coordination slots before the fan-out",
+                indent=False,
             ),
             "resources": widgets.Checkbox(
                 value=False,
                 description="one lock",
-                tooltip="tasks that share a resource key never run at once (example B)",
+                tooltip="tasks that share a resource key never run at once",
+                indent=False,
             ),
         }
-        self.duration_box = widgets.VBox()
+        self.duration_box = widgets.GridBox(
+            layout=widgets.Layout(grid_template_columns="repeat(2, 370px)", grid_gap="0 8px")
+        )
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
-        self._draw()
+        with projector_fonts():
+            self._draw()
         c = self.controls
-        self.widget = widgets.VBox(
+        self.options_box = widgets.HBox()
+        self.table = widgets.HTML()
+        self.table_box = widgets.Accordion([self.table], titles=("every task",))
+        self.table_box.selected_index = None
+        self.widget = self._box(
             [
+                c["example"],
                 widgets.HBox(
                     [
                         widgets.VBox(
-                            [
-                                c["example"],
-                                c["workers"],
-                                c["spurious_edge"],
-                                c["coordination"],
-                                c["resources"],
-                            ]
+                            [c["workers"], self.options_box],
+                            layout=widgets.Layout(width="330px"),
                         ),
                         self.duration_box,
                     ]
                 ),
-                self.image,
+                self.view,
                 self.readout,
+                self.table_box,
                 self.status,
             ]
         )
@@ -100,21 +143,24 @@ class DagExplorer(Explorer):
     # -- controls -------------------------------------------------------------------------------
 
     def _load_example(self):
-        """Build one duration slider per task of the chosen example."""
-        self.example = EXAMPLES[self.controls["example"].value]()
+        """Build one duration slider per task of the chosen example, named like its box."""
+        key = self.controls["example"].value
+        self.example = self.examples[key]
         for node, slider in self.duration_sliders.items():
             slider.unobserve(self._on_change, names="value")
             slider.close()
             del self.controls[f"duration {node}"]
-        high = max(10, 2 * max(self.example.durations.values()))
+        high = duration_range(self.example.durations)
         self.duration_sliders = {
             node: int_slider(
                 f"duration of {node}",
                 duration,
                 0,
                 high,
-                str(node),
-                f"duration of '{self.example.labels[node]}' in {self.example.unit}",
+                str(self.example.labels.get(node, node)),
+                f"duration of {node} ({self.example.labels.get(node, node)}) in "
+                f"{self.example.unit}",
+                style=_DURATION_STYLE,
             )
             for node, duration in self.example.durations.items()
         }
@@ -124,8 +170,13 @@ class DagExplorer(Explorer):
         self.duration_box.children = tuple(self.duration_sliders.values())
         c = self.controls
         c["spurious_edge"].disabled = self.example.spurious_edge is None
-        c["coordination"].disabled = not self.example.coordination
+        c["coordination"].disabled = not (self.example.coordination and self.example.fan_out)
         c["resources"].disabled = not self.example.resources
+        if self.example.coordination:
+            c["coordination"].description = f"coordination tax ({self.example.coordination:g})"
+        self.options_box.children = tuple(
+            c[name] for name, owner in _OPTIONS.items() if owner == key and not c[name].disabled
+        )
 
     def _on_example(self, change):
         c = self.controls
@@ -182,24 +233,22 @@ class DagExplorer(Explorer):
         for node, box in self.node_boxes.items():
             label = labels.get(node, node)
             box.set_text(f"{label}\nd = {_fmt(durations[node])}, slack {_fmt(cp.slack[node])}")
-            box.get_bbox_patch().set_edgecolor(_CRITICAL if node in path else _NORMAL)
+            box.get_bbox_patch().set(**(CRITICAL_BOX if node in path else NORMAL_BOX))
         for edge, arrow in self.edge_arrows.items():
-            hot = edge in path_edges
-            arrow.arrow_patch.set_color(_CRITICAL if hot else GREY)
-            arrow.arrow_patch.set_linewidth(2.2 if hot else 1.0)
+            arrow.arrow_patch.set(**(CRITICAL_ARROW if edge in path_edges else NORMAL_ARROW))
         unit = self.example.unit
         self.dag_ax.title.set_text(
             f"Critical path, {_fmt(cp.makespan)} {unit} of {_fmt(cp.serial_time)} in total: "
             + " → ".join(str(v) for v in cp.path)
         )
 
-    def _draw_gantt(self, schedule, cp):
+    def _draw_gantt(self, schedule, cp, labels):
         """Replace the Gantt chart's bars, labels and title (the last layer)."""
         ax = self.gantt_ax
         for artist in (*ax.patches, *ax.texts, *ax.lines, *ax.collections):
             artist.remove()
         ax.containers.clear()
-        plot_gantt(schedule, ax=ax, critical=cp, unit=self.example.unit)
+        plot_gantt(schedule, ax=ax, critical=cp, labels=labels, unit=self.example.unit)
         # A steady time axis while a slider moves: the bars move, not the scale. It changes
         # only when the makespan leaves the range or fills less than half of it.
         low, high = 0.5 * self._time_axis, self._time_axis
@@ -210,20 +259,20 @@ class DagExplorer(Explorer):
 
     def _plan(self):
         """Graph, durations and resources of the current setting."""
-        ex, c = self.example, self.controls
+        ex = self.example
         graph = {node: list(preds) for node, preds in ex.graph.items()}
-        durations = {node: slider.value for node, slider in self.duration_sliders.items()}
-        if c["spurious_edge"].value and ex.spurious_edge is not None:
+        durations = {node: self._value(f"duration {node}") for node in self.duration_sliders}
+        if self._value("spurious_edge") and ex.spurious_edge is not None:
             graph = ex.with_edge(*ex.spurious_edge)
-        if c["coordination"].value and ex.coordination:
+        if self._value("coordination") and ex.coordination:
             graph, extra = ex.with_coordination()
             durations = {examples.COORDINATE: extra[examples.COORDINATE], **durations}
-        resources = ex.resources if c["resources"].value and ex.resources else None
+        resources = ex.resources if self._value("resources") and ex.resources else None
         return graph, durations, resources
 
     def _refresh(self):
         graph, durations, resources = self._plan()
-        workers = self.controls["workers"].value
+        workers = self._value("workers")
         cp = dag.critical_path(graph, durations)
         schedule = dag.list_schedule(graph, durations, workers, resources=resources)
         ex = self.example
@@ -234,7 +283,7 @@ class DagExplorer(Explorer):
             self._structure = structure
         else:
             self._restyle_dag(graph, durations, cp, labels)
-        self._draw_gantt(schedule, cp)
+        self._draw_gantt(schedule, cp, labels)
         renderer = self.figure.canvas.get_renderer()
         sizes = []
         for box in self.node_boxes.values():  # a box grows with its text: arrows clip at it
@@ -247,69 +296,84 @@ class DagExplorer(Explorer):
         speedup = examples.speedup(cp.serial_time, schedule.makespan) if schedule.makespan else 1
         rows = [
             (
-                str(node),
                 labels[node],
+                str(node),
                 _fmt(durations[node]),
                 _fmt(cp.earliest_start[node]),
                 _fmt(cp.slack[node]),
                 _fmt(schedule.start[node]),
-                f"w{schedule.worker[node] + 1}",
+                f"worker {schedule.worker[node] + 1}",
             )
             for node in cp.slack
         ]
-        self.readout.value = (
+        self._text(
+            self.readout,
             f"<p>Critical path {html.escape(' → '.join(map(str, cp.path)))}: "
-            f"{_fmt(cp.makespan)} {ex.unit} (any number of workers); serial "
+            f"{_fmt(cp.makespan)} {ex.unit} with any number of workers; serial "
             f"{_fmt(cp.serial_time)} {ex.unit}; list schedule on {workers} worker"
             f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit}, "
-            f"speed-up {speedup:.2f}x.</p>"
-            + rows_html(
+            f"speed-up {speedup:.2f}x.</p>",
+        )
+        self._text(
+            self.table,
+            rows_html(
                 rows,
                 header=("task", "", "duration", "earliest start", "slack", "starts", "worker"),
-            )
+            ),
         )
         self.values = {"critical_path": cp, "schedule": schedule, "graph": graph}
 
 
-def dag_explorer(example="A", workers=2):
+def dag_explorer(params=None, example="A", workers=None):
     r"""Durations and workers over the critical path, slack and list schedule of an example.
 
     Parameters
     ----------
+    params : object with attributes A and B, or dict, optional
+        Where the worked examples come from: the notebook's parameter object ``P`` (its
+        ``P.A`` and ``P.B`` carry the student's own durations and coordination tax, and
+        ``P.workers`` the worker count), a dict ``{"A": ..., "B": ...}`` of
+        :class:`~decompkit.examples.WorkedExample`, or None for the lecture's numbers. A
+        string is taken for ``example`` (``dag_explorer("B")``: example B, lecture numbers).
     example : {"A", "B"}
-        Worked example A (coding task, :func:`decompkit.examples.coding_task`) or B
-        (connector migration, :func:`decompkit.examples.migration`); a Dropdown switches.
-    workers : int
-        Start value of the worker count of the list schedule, in [1, 6].
+        The example shown first: A (coding task) or B (connector migration); buttons switch.
+    workers : int, optional
+        Start value of the worker count of the list schedule, in [1, 6] (default
+        ``params.workers`` if there is one, else 2).
 
     Returns
     -------
     DagExplorer
-        Display it in a notebook. ``.controls`` holds the example Dropdown, the workers
-        slider, the checkboxes and one slider ``"duration <task>"`` per task; ``.values``
-        holds the :class:`~decompkit.dag.CriticalPath` and :class:`~decompkit.dag.Schedule`
-        drawn.
+        Display it in a notebook. ``.controls`` holds the example buttons, the workers
+        slider, the checkboxes and one slider ``"duration <task>"`` per task, labelled with
+        the task's name; ``.values`` holds the :class:`~decompkit.dag.CriticalPath` and
+        :class:`~decompkit.dag.Schedule` drawn.
 
     Raises
     ------
     ValueError
-        If ``example`` is unknown or ``workers`` lies outside its slider's range.
+        If ``params`` holds no worked examples A and B, ``example`` is unknown or
+        ``workers`` lies outside its slider's range.
 
     Notes
     -----
     Top: :func:`~decompkit.plots.dag.plot_dag` (critical path highlighted, duration and
     slack per task). Bottom: :func:`~decompkit.plots.dag.plot_gantt` of
-    :func:`~decompkit.dag.list_schedule` (critical-path priority). The checkboxes add the
-    spurious edge of example A (:meth:`~decompkit.examples.WorkedExample.with_edge`), the
-    coordination tax of example B (:meth:`~decompkit.examples.WorkedExample.with_coordination`)
-    and its shared lock (``resources``). Every update redraws both panels on the same figure
-    with the layout fixed; switching the example lays the figure out again.
+    :func:`~decompkit.dag.list_schedule` (critical-path priority). Each duration slider
+    reaches twice the example's longest task (at least 10). The checkboxes shown are those
+    of the example on screen: A's spurious edge
+    (:meth:`~decompkit.examples.WorkedExample.with_edge`), B's coordination tax
+    (:meth:`~decompkit.examples.WorkedExample.with_coordination`) and B's shared lock
+    (``resources``). Every update redraws both panels on the same figure with the layout
+    fixed; switching the example lays the figure out again.
 
     Examples
     --------
-    >>> ex = dag_explorer("B", workers=4)
+    >>> ex = dag_explorer(example="B", workers=4)
     >>> ex.values["critical_path"].makespan, ex.values["schedule"].makespan
     (18, 18)
+    >>> ex.controls["duration E"].description
+    'patch ETL'
     >>> ex.controls["duration E"].value = 6
     >>> ex.values["critical_path"].makespan
     16
@@ -317,4 +381,4 @@ def dag_explorer(example="A", workers=2):
     >>> ex.values["schedule"].makespan
     27
     """
-    return DagExplorer(example, workers)
+    return DagExplorer(params, example, workers)

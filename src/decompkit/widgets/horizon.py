@@ -24,7 +24,7 @@ from ..plots.markov import (
     plot_q_sweep,
     plot_success_vs_horizon,
 )
-from ._base import Explorer, error_html, float_slider, int_slider
+from ._base import Explorer, error_html, float_slider, int_slider, projector_fonts
 
 __all__ = ["HorizonExplorer", "horizon_explorer"]
 
@@ -60,7 +60,7 @@ class HorizonExplorer(Explorer):
                 f"seed must be None, an integer >= 0 or a numpy.random.Generator, got {seed!r}"
             ) from None
         self.seed = seed
-        super().__init__(figsize=(13.0, 4.2))
+        super().__init__(figsize=(11.5, 4.25))
         self.controls = {
             "p": float_slider(
                 "p",
@@ -109,14 +109,15 @@ class HorizonExplorer(Explorer):
         self.rounds = np.arange(0, 2 * n_max + 1)
         #: ((n, p, budget), {"estimate", "low", "high"}) of the last simulation, or None.
         self.monte_carlo = None
-        self._draw()
+        with projector_fonts():
+            self._draw()
         c = self.controls
-        self.widget = widgets.VBox(
+        self.widget = self._box(
             [
                 widgets.HBox(
                     [widgets.VBox([c["p"], c["q"]]), widgets.VBox([c["n"], c["budget_factor"]])]
                 ),
-                self.image,
+                self.view,
                 widgets.HBox([c["monte_carlo"], self.progress, self.mc_label]),
                 self.readout,
                 self.status,
@@ -131,7 +132,13 @@ class HorizonExplorer(Explorer):
         by_n, by_q, grounded = self.figure.subplots(1, 3)
         k = len(self.reference_qs)
         qs = (*self.reference_qs, q)  # the last curve follows the q slider
-        current = {"color": "black", "linewidth": 2.2, "label": "current q", "zorder": 3}
+        current = {
+            "color": "black",
+            "linestyle": "-",
+            "linewidth": 2.4,
+            "label": "current q",
+            "zorder": 3,
+        }
 
         plot_success_vs_horizon(p, qs, self.ns, gamma, ax=by_n)
         curves = [line for line in by_n.lines if line.get_gid().startswith("success q=")]
@@ -141,17 +148,24 @@ class HorizonExplorer(Explorer):
             line.set_marker("None")  # every n is on the slider: a curve, not grid points
         self.n_marker = by_n.axvline(n, color=GREY, linestyle="--", linewidth=1)
         # p and the budget factor move with the sliders: they are in the readout instead.
-        by_n.set_xlabel("horizon n (subtasks), budget B = round(γ n)")
-        by_n.legend(loc="lower left", fontsize="small")
+        by_n.set_xlabel("horizon n (subtasks), B = round(γ n)")
 
         plot_q_sweep(n, p, budget, trials=None, ax=by_q)
         self.sweep_line = line_by_gid(self.figure, "exact")
+        # The sweep is the current n, p and B over every q: drawn like the current curves.
+        self.sweep_line.set(color="black", linewidth=2.2, label="exact, at the current n")
         (self.mc_points,) = by_q.plot(
-            [], [], "o", markersize=4, color=PALETTE[1], label="Monte Carlo (95 % interval)"
+            [],
+            [],
+            "s",
+            markersize=6,
+            markerfacecolor="white",
+            markeredgecolor=PALETTE[5],
+            label="Monte Carlo (95 % interval)",
         )
-        self.mc_bars = by_q.vlines([], [], [], color=PALETTE[1], linewidth=1.2)
+        self.mc_bars = by_q.vlines([], [], [], color=PALETTE[5], linewidth=1.5)
         self.q_marker = by_q.axvline(q, color=GREY, linestyle="--", linewidth=1)
-        by_q.legend(loc="upper left", fontsize="small")
+        by_q.get_legend().remove()
 
         plot_grounded_survival(p, qs, t_max=self.rounds[-1], ax=grounded)
         self.survival_lines, self.half_life_points = [], []
@@ -170,10 +184,15 @@ class HorizonExplorer(Explorer):
         self.grounded_line.set(**current)
         self.half_life_points[k].set(color="black", zorder=3)
         self.budget_marker = grounded.axvline(budget, color=GREY, linestyle="--", linewidth=1)
-        grounded.legend(loc="upper right", fontsize="small")
+        grounded.get_legend().remove()
+        by_n.get_legend().remove()
+        # One legend for the three panels, under them: no legend covers a curve.
+        handles = [*self.reference_lines, self.success_line, self.mc_points]
+        labels = [f"q = {ref:g}" for ref in self.reference_qs] + ["current q", "Monte Carlo"]
+        self.figure.legend(handles, labels, loc="outside lower center", ncols=len(handles))
 
         for ax in (by_n, by_q, grounded):
-            ax.set_title(textwrap.fill(ax.get_title(), 44), fontsize="medium")
+            ax.set_title(textwrap.fill(ax.get_title(), 40), fontsize=10)
         self.sweep_title = by_q.title
         # The reference curves move with p and the budget factor only; the rest with q and n.
         self._set_layers(
@@ -197,8 +216,7 @@ class HorizonExplorer(Explorer):
         )
 
     def _setting(self):
-        c = self.controls
-        p, q, n, gamma = c["p"].value, c["q"].value, c["n"].value, c["budget_factor"].value
+        p, q, n, gamma = (self._value(name) for name in ("p", "q", "n", "budget_factor"))
         return p, q, n, gamma, round(gamma * n)
 
     def _refresh(self):
@@ -231,13 +249,14 @@ class HorizonExplorer(Explorer):
         table = markov.reference_table(p, gamma, qs=(q,))
         # The rounds axis may end before the budget; g_B is then read off the formula.
         grounded_at_budget = markov.grounded_survival(budget, p, q)
-        self.readout.value = (
+        self._text(
+            self.readout,
             f"<b>Reference-table row</b> for q = {q:g} (p = {p:g}, B = round({gamma:g} n)):"
             f"<pre>{html.escape(table.to_text())}</pre>"
             f"<p>At n = {n} with B = {budget} rounds: P(success) = {_fmt(curve[n - 1])}; "
             f"still grounded after B rounds: g_B = {_fmt(grounded_at_budget)}; grounded "
             f"half-life {_fmt(markov.grounded_half_life(p, q), 1)} rounds; full verification "
-            f"needs γ > 1/p = {_fmt(markov.min_budget_factor(p))}.</p>"
+            f"needs γ > 1/p = {_fmt(markov.min_budget_factor(p))}.</p>",
         )
         self.values = {
             "success_by_n": curve,

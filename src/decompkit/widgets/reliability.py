@@ -18,9 +18,17 @@ import numpy as np
 from .. import reliability as rel
 from ..plots._style import GREY, PALETTE
 from ..plots.reliability import plot_d_phi_plane
-from ._base import Explorer, float_slider, int_slider, rows_html
+from ._base import Explorer, float_slider, int_slider, projector_fonts, rows_html
 
 __all__ = ["ReliabilityExplorer", "reliability_explorer"]
+
+#: Colour and line style of each curve: the style tells them apart without colour.
+SERIES = {
+    "bare": {"color": "black", "linestyle": "-"},
+    "one_retry": {"color": PALETTE[0], "linestyle": "--"},
+    "until_pass": {"color": PALETTE[1], "linestyle": "-."},
+    "kappa": {"color": PALETTE[2], "linestyle": ":"},
+}
 
 #: Grid points per axis of the (d, phi) panel; the shading is smooth at this size already.
 _PLANE_RESOLUTION = 51
@@ -39,7 +47,7 @@ class ReliabilityExplorer(Explorer):
             raise ValueError(f"n_max must be an integer >= 1, got {n_max!r}")
         if isinstance(kappa_max, bool) or not isinstance(kappa_max, int) or kappa_max < 1:
             raise ValueError(f"kappa_max must be an integer >= 1, got {kappa_max!r}")
-        super().__init__(figsize=(10.0, 4.0))
+        super().__init__(figsize=(11.0, 4.0))
         self.controls = {
             "p": float_slider(
                 "p",
@@ -80,8 +88,9 @@ class ReliabilityExplorer(Explorer):
             ),
         }
         self.steps = np.arange(0, n_max + 1)
-        self._draw()
-        self.widget = widgets.VBox(
+        with projector_fonts():
+            self._draw()
+        self.widget = self._box(
             [
                 widgets.HBox(
                     [
@@ -89,7 +98,7 @@ class ReliabilityExplorer(Explorer):
                         widgets.VBox([self.controls[k] for k in ("d", "phi")]),
                     ]
                 ),
-                self.image,
+                self.view,
                 self.readout,
                 self.status,
             ]
@@ -101,26 +110,17 @@ class ReliabilityExplorer(Explorer):
         fig = self.figure
         left, right = fig.subplots(1, 2, width_ratios=(1.7, 1.0))
         m = self.steps
-        style = {"linewidth": 2}
         self.lines = {
-            "bare": left.plot(m, m * 0.0, color=GREY, label="no check: $p^m$", **style)[0],
-            "one_retry": left.plot(
-                m, m * 0.0, color=PALETTE[0], label=r"one retry: $p'^m$ (with $\varphi$)", **style
-            )[0],
-            "until_pass": left.plot(
-                m, m * 0.0, color=PALETTE[1], label=r"retry until pass: $p'^m_\infty$", **style
-            )[0],
-            "kappa": left.plot(
-                m,
-                m * 0.0,
-                color=PALETTE[2],
-                linestyle="--",
-                label=r"perfect check, $\kappa$ attempts",
-                **style,
-            )[0],
+            key: left.plot(m, m * 0.0, linewidth=2, label=label, **SERIES[key])[0]
+            for key, label in (
+                ("bare", "no check: $p^m$"),
+                ("one_retry", r"one retry: $p'^m$ (with $\varphi$)"),
+                ("until_pass", r"retry until pass: $p'^m_\infty$"),
+                ("kappa", r"perfect check, $\kappa$ attempts"),
+            )
         }
         self.marker = left.axvline(0, color="black", linewidth=1, linestyle=":")
-        left.axhline(0.5, color=GREY, linestyle=":", linewidth=1)
+        left.axhline(0.5, color=GREY, linestyle=":", linewidth=1, zorder=1)  # under the curves
         left.set(
             xlabel="steps in the chain, m",
             ylabel="P(all m steps correct)",
@@ -128,14 +128,15 @@ class ReliabilityExplorer(Explorer):
             ylim=(0, 1.02),
             title="A check at each boundary slows the decay",
         )
-        left.legend(loc="lower left", fontsize="small")
+        # Beside the axes, never over the curves or the n marker.
+        left.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         plot_d_phi_plane(self.controls["p"].value, resolution=_PLANE_RESOLUTION, ax=right)
         self.plane = right.collections[0]
         self.plane_title = right.title
         # The plot function's title ends in "(p = ...)"; keep its words, wrap it to the panel.
         words = self.plane_title.get_text().rsplit("(p =", 1)[0].strip()
         self._plane_title_format = textwrap.fill(words, 30) + " (p = {p:g})"
-        self.plane_title.set_fontsize("medium")
+        self.plane_title.set_fontsize(10)
         self.colorbar = self.plane.colorbar
         (self.point,) = right.plot(
             [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
@@ -151,7 +152,7 @@ class ReliabilityExplorer(Explorer):
         )
 
     def _refresh(self):
-        v = {name: control.value for name, control in self.controls.items()}
+        v = {name: self._value(name) for name in self.controls}
         p, n, d, phi, kappa = v["p"], v["n"], v["d"], v["phi"], v["kappa"]
         rates = {
             "bare": p,
@@ -174,23 +175,27 @@ class ReliabilityExplorer(Explorer):
         self._keys[0] = p
         self.point.set_data([d], [phi])
         verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
-        self.readout.value = rows_html(
-            [
-                ("no check", _fmt(p), _fmt(curves["bare"][n])),
-                (
-                    "one retry, fallible check",
-                    _fmt(rates["one_retry"]),
-                    _fmt(curves["one_retry"][n]),
-                ),
-                ("retry until pass", _fmt(rates["until_pass"]), _fmt(curves["until_pass"][n])),
-                (f"perfect check, κ = {kappa}", _fmt(rates["kappa"]), _fmt(curves["kappa"][n])),
-            ],
-            header=("", "per step", f"chain of n = {n}"),
-        ) + (
-            f"<p>The check {html.escape(verdict)}. "
-            f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
-            f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
-            f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"
+        self._text(
+            self.readout,
+            rows_html(
+                [
+                    ("no check", _fmt(p), _fmt(curves["bare"][n])),
+                    (
+                        "one retry, fallible check",
+                        _fmt(rates["one_retry"]),
+                        _fmt(curves["one_retry"][n]),
+                    ),
+                    ("retry until pass", _fmt(rates["until_pass"]), _fmt(curves["until_pass"][n])),
+                    (f"perfect check, κ = {kappa}", _fmt(rates["kappa"]), _fmt(curves["kappa"][n])),
+                ],
+                header=("", "per step", f"chain of n = {n}"),
+            )
+            + (
+                f"<p>The check {html.escape(verdict)}. "
+                f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
+                f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
+                f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"
+            ),
         )
         self.values = {"rates": rates, "curves": curves, "gain": gain, "helps": helps}
 
@@ -242,7 +247,7 @@ def reliability_explorer(p=0.9, n=10, d=0.8, phi=0.05, kappa=3, *, n_max=50, kap
     >>> ex.controls["d"].value = 0.0
     >>> round(float(ex.values["curves"]["one_retry"][10]), 4)
     0.3487
-    >>> bytes(ex.image.value[:4])
+    >>> ex.png()[:4]
     b'\x89PNG'
     """
     return ReliabilityExplorer(p, n, d, phi, kappa, n_max=n_max, kappa_max=kappa_max)

@@ -8,7 +8,6 @@ blocked) or *pending*. Each scheduler call (repair round) derives the blocked se
 
 from __future__ import annotations
 
-import html
 import textwrap
 
 import ipywidgets as widgets
@@ -19,19 +18,21 @@ from .. import dag
 from ..plots._style import GREY, PALETTE
 from ..plots.dag import plot_dag
 from ..plots.scheduler import plot_trace_gantt
-from ._base import Explorer
+from ._base import Explorer, projector_fonts, rows_html
 
 __all__ = ["TraceStepper", "trace_stepper", "STATES"]
 
-#: Face colour and text colour of each state, in the order of the legend.
+#: Face colour, text colour and hatch of each state, in the order of the legend. Each box
+#: also names its state under the task, so no state is told by its colour alone; the colours
+#: stay apart under deuteranopia and protanopia too (tests/test_palette.py).
 STATES = {
-    "pending": ("white", "black"),
-    "ready": (PALETTE[4], "black"),
-    "running": (PALETTE[1], "black"),
-    "done": (PALETTE[2], "white"),
-    "failed": (PALETTE[5], "white"),
-    "blocked": (GREY, "white"),
-    "cancelled": (PALETTE[3], "white"),
+    "pending": ("white", "black", None),
+    "ready": (PALETTE[4], "black", None),
+    "running": (PALETTE[6], "black", ".."),
+    "done": (PALETTE[2], "white", None),
+    "failed": (PALETTE[5], "white", "xx"),
+    "blocked": ("#505050", "white", "\\\\"),
+    "cancelled": (PALETTE[3], "black", "//"),
 }
 _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
 
@@ -89,7 +90,7 @@ def _states_after(result, graph, k) -> dict:
 class TraceStepper(Explorer):
     """Buttons and a slider over the events of a scheduler trace; see :func:`trace_stepper`."""
 
-    def __init__(self, result, *, window=6):
+    def __init__(self, result, *, window=4):
         if not all(hasattr(result, a) for a in ("events", "graph", "makespan", "workers")):
             raise ValueError(
                 "result must be what decompkit.scheduler.schedule or run_with_repair returned, "
@@ -100,7 +101,7 @@ class TraceStepper(Explorer):
         self.result = result
         self.window = window
         self.events = list(result.events)
-        super().__init__(figsize=(11.0, 4.8))
+        super().__init__(figsize=(11.5, 4.25))
         n = len(self.events)
         self.controls = {
             "back": widgets.Button(description="◀ back", tooltip="one event back"),
@@ -119,19 +120,20 @@ class TraceStepper(Explorer):
         c = self.controls
         c["back"].on_click(lambda _: self.step(-1))
         c["forward"].on_click(lambda _: self.step(+1))
+        # In the browser the view moves the slider itself on a click: no round trip per step.
+        c["back"].add_class("decompkit-back")
+        c["forward"].add_class("decompkit-forward")
+        self.view.stepper = [c["event"], c["back"], c["forward"]]
         self._watch("event")
-        self._draw()
-        self.widget = widgets.HBox(
+        with projector_fonts():
+            self._draw()
+        # The event table goes under the figure: beside it, it squeezed the figure.
+        self.widget = self._box(
             [
-                widgets.VBox(
-                    [
-                        widgets.HBox([c["back"], c["forward"], c["event"]]),
-                        self.image,
-                        self.readout,
-                        self.status,
-                    ]
-                ),
+                widgets.HBox([c["back"], c["forward"], c["event"], self.readout]),
+                self.view,
                 self.table,
+                self.status,
             ]
         )
         self.update(full=True)
@@ -148,8 +150,8 @@ class TraceStepper(Explorer):
         plot_trace_gantt(self.result, ax=self.gantt_ax)
         self.cursor = self.gantt_ax.axvline(0, color="black", linewidth=1.5)
         handles = [
-            Patch(facecolor=face, edgecolor=GREY, label=state)
-            for state, (face, _) in STATES.items()
+            Patch(facecolor=face, edgecolor=GREY, hatch=hatch, label=state)
+            for state, (face, _, hatch) in STATES.items()
         ]
         self.figure.legend(handles=handles, loc="outside lower center", ncols=len(STATES))
         #: One drawing of the plan per version of it (a repair makes a new one), by its edges.
@@ -164,7 +166,7 @@ class TraceStepper(Explorer):
             else:
                 ax = self.dag_ax
             plot_dag(graph, ax=ax)
-            ax.set_xlabel(textwrap.fill(ax.get_xlabel(), 48))  # the panel is half the width
+            ax.set_xlabel(textwrap.fill(ax.get_xlabel(), 60))  # the panel is half the width
             boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
             by_text = {box.get_text(): box for box in boxes}
             arrows = [t for t in ax.texts if isinstance(t, Annotation)]
@@ -177,7 +179,7 @@ class TraceStepper(Explorer):
         # two, repainted one by one (sprites); the time cursor moves with every event.
         self._set_layers(
             [self.dag_ax],
-            arrows,
+            arrows,  # keyed by the boxes' sizes too: the arrows end at their outlines
             [*self.node_boxes.values(), self.dag_ax.title],
             [self.cursor],
             sprites=2,
@@ -193,56 +195,61 @@ class TraceStepper(Explorer):
 
     def _refresh(self):
         c = self.controls
-        k = c["event"].value
+        k = self._value("event")
         graph = _graph_after(self.result, _applied_repairs(self.result, k))
         key = tuple((node, tuple(preds)) for node, preds in graph.items())
         if key != self._graph_key:
             self._show_graph(key, graph)
             self._graph_key = key
         states = _states_after(self.result, graph, k)
+        renderer = self.figure.canvas.get_renderer()
+        sizes = []
         for node, box in self.node_boxes.items():
-            face, ink = STATES[states[node]]
-            box.get_bbox_patch().set_facecolor(face)
+            face, ink, hatch = STATES[states[node]]
+            box.set_text(f"{node}\n{states[node]}")
+            box.get_bbox_patch().set(facecolor=face, hatch=hatch)
             box.set_color(ink)
+            box.update_bbox_position_size(renderer)
+            sizes.append(round(box.get_bbox_patch().get_width(), 1))
         current = self.events[k - 1] if k else None
         time = current.time if current else 0
         self.cursor.set_xdata([time, time])
-        self._keys[:] = [key, key, k]
+        self._keys[:] = [key, (key, tuple(sizes)), k]
         what = f"{current.kind} {current.node}" if current else "before the first event"
         self.dag_ax.title.set_text(f"After event {k} of {len(self.events)} ({what}), t = {time:g}")
-        c["back"].disabled = k == c["event"].min
-        c["forward"].disabled = k == c["event"].max
+        self._text(c["back"], k == c["event"].min, "disabled")
+        self._text(c["forward"], k == c["event"].max, "disabled")
         counts = {s: sum(1 for v in states.values() if v == s) for s in STATES}
-        self.readout.value = "<p>" + ", ".join(f"{s}: {n}" for s, n in counts.items() if n) + "</p>"
-        self.table.value = self._table_html(k)
+        self._text(
+            self.readout,
+            '<p style="margin:4px 12px">'
+            + ", ".join(f"{s}: {n}" for s, n in counts.items() if n)
+            + "</p>",
+        )
+        self._text(self.table, self._table_html(k))
         self.values = {"states": states, "graph": graph, "event": current}
 
     def _table_html(self, k) -> str:
         """The events around the current one; the current one highlighted."""
-        rows = self.result.events.table()
+        events = self.result.events.table()
         low = max(0, k - 1 - self.window)
-        high = min(len(rows), k + self.window)
-        head = "".join(f"<th>{c}</th>" for c in _COLUMNS)
-        body = []
+        high = min(len(events), k + self.window)
+        rows = []
         for i in range(low, high):
-            row = rows[i]
-            cells = []
+            cells = [str(i + 1)]
             for c in _COLUMNS:
-                value = row[c]
+                value = events[i][c]
                 text = "" if value is None else f"{value:g}" if c == "time" else str(value)
                 if c == "worker" and value is not None:
                     text = f"w{value}"
-                cells.append(f"<td>{html.escape(text[:60])}</td>")
-            style = ' style="background:#FFE9B3;font-weight:bold"' if i == k - 1 else ""
-            body.append(f"<tr{style}><td>{i + 1}</td>{''.join(cells)}</tr>")
-        note = f"<p>events {low + 1}-{high} of {len(rows)}</p>" if rows else "<p>no events</p>"
-        return (
-            '<table style="border-collapse:collapse;font-size:small">'
-            f"<tr><th>#</th>{head}</tr>{''.join(body)}</table>{note}"
-        )
+                cells.append(text[:60])
+            rows.append(cells)
+        note = f"<p>events {low + 1}-{high} of {len(events)}</p>" if events else "<p>no events</p>"
+        current = k - 1 - low if k else None
+        return rows_html(rows, header=("#", *_COLUMNS), current=current) + note
 
 
-def trace_stepper(result, *, window=6):
+def trace_stepper(result, *, window=4):
     r"""Step through a scheduler trace: the plan coloured by state, the Gantt chart, the events.
 
     Parameters

@@ -1,0 +1,401 @@
+"""Explorer latency in a real browser: input event to new picture on screen, per control.
+
+Run from the repository root (needs /usr/bin/chromium: ``bash .ci/install-browser``):
+
+    python bench/bench_browser.py             # JupyterLab and Notebook 7, 20 changes each
+    python bench/bench_browser.py --quick     # 5 changes per control, a smoke run
+    python bench/bench_browser.py --ui lab --changes 40 --screenshots /tmp/shots
+
+What is measured. A throw-away Jupyter server serves a notebook with one explorer per cell;
+headless Chromium (1280 x 800 CSS pixels, device pixel ratio 1: a projector) opens it in
+JupyterLab, then in Notebook 7, and runs it. For every control, one change at a time: a
+capture-phase listener stamps ``performance.now()`` at the first input event (key press,
+pointer down), the explorer's view stamps the moment the new picture is decoded and drawn
+(its ``decompkit-frame`` event), and the next change waits for that picture. Sliders move by
+arrow keys from their focused handle (the way a lecturer steps through values), one step per
+press, bouncing at the ends; checkboxes, buttons and the example switch are clicked.
+
+A drag: the mouse holds a slider's handle and sweeps it across the track for about two
+seconds (one move per 16 ms, as a hand gives them); frames per second counts the pictures
+drawn during the sweep.
+
+Goals: median <= 50 ms for the reliability, horizon and trace explorers, <= 80 ms for the DAG
+explorer. The machine load (``os.getloadavg``) is printed with the table: on a shared machine
+the times include waiting for a CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+from tests.browser.jupyter_server import chromium, running_server  # noqa: E402
+
+NOTEBOOK = "bench_explorers.ipynb"
+
+#: Code of the notebook's cells; each explorer cell's output is found by its order.
+SETUP = """\
+from decompkit import examples, scheduler, widgets
+
+a = examples.coding_task()
+repaired = scheduler.run_with_repair(
+    a.graph, a.durations, workers=2,
+    step=scheduler.scripted({"run_tests": ["fail"]}), faulty={"run_tests": "write_code"},
+)"""
+EXPLORERS = {
+    "reliability": "widgets.reliability_explorer()",
+    "horizon": "widgets.horizon_explorer(trials=2000, seed=1)",
+    "trace stepper": "widgets.trace_stepper(repaired)",
+    "DAG": 'widgets.dag_explorer(example="B", workers=3)',
+}
+#: Goal for the median latency, ms.
+GOALS = {"reliability": 50, "horizon": 50, "trace stepper": 50, "DAG": 80}
+
+#: The controls to change, per explorer: (label, kind). Kinds: "slider" (arrow keys),
+#: "checkbox", "button" (clicked), "toggle" (the other option of a ToggleButtons).
+CONTROLS = {
+    "reliability": [
+        ("p per step", "slider"),
+        ("n steps", "slider"),
+        ("κ attempts", "slider"),
+        ("d detection", "slider"),
+        ("φ false alarm", "slider"),
+    ],
+    "horizon": [
+        ("p executor", "slider"),
+        ("q audit", "slider"),
+        ("n subtasks", "slider"),
+        ("γ = B / n", "slider"),
+    ],
+    "trace stepper": [
+        ("events done", "slider"),
+        ("forward ▶", "button"),
+        ("◀ back", "button"),
+    ],
+    "DAG": [
+        ("workers", "slider"),
+        ("patch ETL", "slider"),
+        ("patch dashboard API", "slider"),
+        ("read schemas", "slider"),
+        ("find callers", "slider"),
+        ("coordination tax", "checkbox"),
+        ("one lock", "checkbox"),
+        ("example", "toggle"),
+    ],
+}
+#: The slider each explorer's drag sweeps.
+DRAG = {
+    "reliability": "p per step",
+    "horizon": "q audit",
+    "trace stepper": "events done",
+    "DAG": "patch ETL",
+}
+
+PAGE_SCRIPT = """() => {
+  if (window.__dk) return;
+  const dk = (window.__dk = { input: null, frames: [] });
+  // On the window, in the capture phase, registered before any explorer: first in line.
+  for (const type of ["keydown", "pointerdown", "mousedown", "pointermove"]) {
+    window.addEventListener(type, (e) => {
+      if (type === "pointermove" && !e.buttons) return;
+      if (dk.input === null) dk.input = performance.now();
+    }, true);
+  }
+  document.addEventListener("decompkit-frame", (e) => {
+    const all = [...document.querySelectorAll(".decompkit-explorer")];
+    const owner = all.findIndex((x) => x.contains(e.target));
+    dk.frames.push({ explorer: owner, seq: e.detail.seq, time: e.detail.time,
+                     received: e.detail.received, input: dk.input });
+  }, true);
+}"""
+
+
+@dataclass
+class Result:
+    ui: str
+    explorer: str
+    control: str
+    latencies: list = field(default_factory=list)
+    missed: int = 0
+    fps: float | None = None
+
+
+def notebook_json() -> str:
+    cells = [SETUP, *EXPLORERS.values()]
+    return json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "metadata": {},
+                    "outputs": [],
+                    "source": source,
+                }
+                for source in cells
+            ],
+            "metadata": {
+                "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def open_and_run(page, server, ui: str) -> None:
+    """Open the notebook in ``ui``, run every cell and wait for every explorer's picture."""
+    url = server.lab_url(NOTEBOOK) if ui == "lab" else server.notebook_url(NOTEBOOK)
+    page.goto(url)
+    page.locator(".jp-Notebook .jp-Cell").nth(len(EXPLORERS)).wait_for(timeout=60_000)
+    deadline = time.monotonic() + 60
+    while server.kernel_state(NOTEBOOK) != "idle":
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{ui}: the kernel did not become idle")
+        time.sleep(0.2)
+    # The server may report the new kernel idle before the page has connected to it.
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-status]')]
+                 .some(e => e.dataset.status === 'idle')""",
+        timeout=60_000,
+    )
+    page.evaluate(PAGE_SCRIPT)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.wait_for_function(
+        "n => document.querySelectorAll('.decompkit-figure[data-seq]').length >= n",
+        arg=len(EXPLORERS),
+        timeout=120_000,
+    )
+    page.wait_for_timeout(500)
+
+
+def explorer_root(page, index: int):
+    return page.locator(".decompkit-explorer").nth(index)
+
+
+def find_control(root, label: str, kind: str):
+    """The element to act on for the control labelled ``label``."""
+    if kind == "slider":
+        slider = root.locator(".widget-slider").filter(
+            has=root.page.locator(".widget-label", has_text=label)
+        )
+        return slider.first.locator(".noUi-handle").first
+    if kind == "checkbox":
+        box = root.locator(".widget-checkbox").filter(has_text=label)
+        return box.first.locator("input").first
+    if kind == "button":
+        return root.locator("button", has_text=label).first
+    if kind == "toggle":
+        return root.locator(".widget-toggle-buttons button")
+    raise ValueError(f"unknown control kind {kind!r}")
+
+
+def _frames(page) -> int:
+    return page.evaluate("() => window.__dk.frames.length")
+
+
+def one_change(page, index: int, act, timeout_ms: int = 8000):
+    """Latency (ms) of one change: ``act()`` then wait for explorer ``index``'s new picture."""
+    count = _frames(page)
+    page.evaluate("() => { window.__dk.input = null; }")
+    act()
+    try:
+        page.wait_for_function(
+            """([n, i]) => window.__dk.frames.slice(n).some(f => f.explorer === i)
+                 && window.__dk.input !== null""",
+            arg=[count, index],
+            timeout=timeout_ms,
+            polling="raf",
+        )
+    except Exception:  # noqa: BLE001 - a change with no new picture counts as missed
+        return None
+    return page.evaluate(
+        """([n, i]) => {
+            const f = window.__dk.frames.slice(n).find(f => f.explorer === i);
+            return f.time - window.__dk.input;
+        }""",
+        [count, index],
+    )
+
+
+def measure_control(page, index, label, kind, changes) -> Result:
+    root = explorer_root(page, index)
+    target = find_control(root, label, kind)
+    result = Result("", "", label)
+    if kind == "slider":
+        target.scroll_into_view_if_needed()
+        target.focus()
+        low = float(target.get_attribute("aria-valuemin"))
+        high = float(target.get_attribute("aria-valuemax"))
+        key = "ArrowRight"
+        for _ in range(changes):
+            value = float(target.get_attribute("aria-valuenow"))
+            # Bounce at the ends of the range.
+            if key == "ArrowRight" and value >= high:
+                key = "ArrowLeft"
+            elif key == "ArrowLeft" and value <= low:
+                key = "ArrowRight"
+            latency = one_change(page, index, lambda k=key: page.keyboard.press(k))
+            result.latencies.append(latency) if latency is not None else None
+            result.missed += latency is None
+    elif kind == "toggle":
+        buttons = target
+        for i in range(changes):
+            button = buttons.nth((i + 1) % buttons.count())
+            latency = one_change(page, index, button.click)
+            result.latencies.append(latency) if latency is not None else None
+            result.missed += latency is None
+            if latency is None:
+                page.wait_for_timeout(300)
+    else:
+        for _ in range(changes):
+            if not target.is_enabled():  # a button at the end of the trace
+                other = "◀ back" if "forward" in label else "forward ▶"
+                find_control(root, other, "button").click()
+                page.wait_for_timeout(300)
+            latency = one_change(page, index, target.click)
+            result.latencies.append(latency) if latency is not None else None
+            result.missed += latency is None
+    return result
+
+
+def measure_drag(page, index, label, seconds=2.0) -> float:
+    """Pictures per second drawn while the mouse sweeps the slider's handle."""
+    root = explorer_root(page, index)
+    handle = find_control(root, label, "slider")
+    track = root.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text=label))
+    track = track.first.locator(".noUi-target").first
+    handle.scroll_into_view_if_needed()
+    box, lane = handle.bounding_box(), track.bounding_box()
+    y = box["y"] + box["height"] / 2
+    x0, x1 = lane["x"] + 2, lane["x"] + lane["width"] - 2
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    page.mouse.down()
+    start_count = _frames(page)
+    start = page.evaluate("() => performance.now()")
+    moves = int(seconds / 0.016)
+    for i in range(moves):
+        phase = (i / moves) * 2
+        frac = phase if phase <= 1 else 2 - phase  # there and back
+        page.mouse.move(x0 + frac * (x1 - x0), y)
+        page.wait_for_timeout(16)
+    end = page.evaluate("() => performance.now()")
+    page.mouse.up()
+    drawn = page.evaluate(
+        "([n, i, a, b]) => window.__dk.frames.slice(n)"
+        ".filter(f => f.explorer === i && f.time >= a && f.time <= b).length",
+        [start_count, index, start, end],
+    )
+    page.wait_for_timeout(800)  # let the last picture arrive before the next control
+    return drawn / ((end - start) / 1000)
+
+
+def run_ui(context, server, ui, changes, shots) -> list[Result]:
+    page = context.new_page()
+    results = []
+    try:
+        open_and_run(page, server, ui)
+        for index, name in enumerate(EXPLORERS):
+            root = explorer_root(page, index)
+            root.scroll_into_view_if_needed()
+            if shots:
+                root.screenshot(path=shots / f"{ui}-{name.replace(' ', '-')}.png")
+            for label, kind in CONTROLS[name]:
+                result = measure_control(page, index, label, kind, changes)
+                result.ui, result.explorer = ui, name
+                if label == DRAG[name]:
+                    result.fps = measure_drag(page, index, label)
+                results.append(result)
+                print(f"  {ui:8} {name:14} {label:22} {_summary(result)}", flush=True)
+    finally:
+        page.close()
+    return results
+
+
+def _summary(result: Result) -> str:
+    if not result.latencies:
+        return f"no picture after {result.missed} changes"
+    text = f"median {statistics.median(result.latencies):6.0f} ms, max {max(result.latencies):5.0f}"
+    if result.missed:
+        text += f", {result.missed} missed"
+    if result.fps is not None:
+        text += f", drag {result.fps:4.1f} frames/s"
+    return text
+
+
+def print_table(results: list[Result], load: tuple) -> bool:
+    """The table of medians and maxima with the goals; returns True when every goal is met."""
+    print()
+    print(
+        f"Browser latency, input event to new picture drawn (Chromium, 1280 x 800, ratio 1); "
+        f"{os.cpu_count()} cores, load average before/after: "
+        f"{load[0][0]:.2f}/{load[1][0]:.2f} (1 min), {load[0][1]:.2f}/{load[1][1]:.2f} (5 min)"
+    )
+    head = (
+        f"| {'UI':8} | {'explorer':14} | {'control':22} | {'n':>3} | {'median ms':>9} | "
+        f"{'max ms':>6} | {'drag f/s':>8} | {'goal':>6} | result |"
+    )
+    print(head)
+    print("|" + "|".join("-" * (len(part)) for part in head.split("|")[1:-1]) + "|")
+    ok = True
+    for r in results:
+        goal = GOALS[r.explorer]
+        median = statistics.median(r.latencies) if r.latencies else float("inf")
+        passed = median <= goal and not r.missed
+        ok &= passed
+        fps = f"{r.fps:8.1f}" if r.fps is not None else " " * 8
+        largest = max(r.latencies) if r.latencies else float("inf")
+        print(
+            f"| {r.ui:8} | {r.explorer:14} | {r.control:22} | {len(r.latencies):3d} | "
+            f"{median:9.0f} | {largest:6.0f} | {fps} | <= {goal:3d} | "
+            f"{'pass' if passed else 'FAIL':6} |"
+        )
+    print(
+        "n: changes measured (a change whose picture did not come within 8 s is 'missed' and"
+        " fails the row); goal: median, ms; drag f/s: pictures drawn per second while the"
+        " mouse sweeps the handle."
+    )
+    return ok
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="5 changes per control")
+    parser.add_argument("--changes", type=int, default=20, help="changes per control (20)")
+    parser.add_argument("--ui", choices=["lab", "notebook"], action="append", help="only this UI")
+    parser.add_argument("--screenshots", type=Path, help="save each explorer's screenshot here")
+    args = parser.parse_args(argv)
+    changes = 5 if args.quick else args.changes
+    uis = args.ui or ["lab", "notebook"]
+    if args.screenshots:
+        args.screenshots.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="bench-browser-") as scratch:
+        base = Path(scratch)
+        root = base / "root"
+        root.mkdir()
+        (root / NOTEBOOK).write_text(notebook_json(), encoding="utf-8")
+        results = []
+        with running_server(root, base) as server:
+            with chromium(base / "profile") as context:
+                for ui in uis:
+                    results += run_ui(context, server, ui, changes, args.screenshots)
+                    server.shut_down_kernels()
+    ok = print_table(results, (load_before, os.getloadavg()))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
