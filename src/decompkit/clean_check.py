@@ -32,7 +32,7 @@ import nbformat
 import numpy as np
 
 from ._export import encode
-from .variants import GRADER_VARIABLE
+from .exercises.params import GRADER_VARIABLE
 
 __all__ = [
     "Unreadable",

@@ -6,7 +6,7 @@ latencies), never typed in; an answer still ``None`` is reported as not answered
 
 from __future__ import annotations
 
-from ..checks import (
+from ..exercises.checks import (
     CheckFailed,
     as_number,
     check_number,
@@ -86,7 +86,7 @@ def check(item: str, answer, run=None) -> bool:
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint.
     ValueError
         When ``item`` is unknown, or ``run`` is missing for ``"overlap_ms"``.
