@@ -22,8 +22,8 @@ is computed at run time, ``%run``, a shell line ``!...``, a cell that does not p
 ``environment``   a change to ``os.environ`` (``putenv``, item stores, ``update``, ...): the
                   grader names the student whose numbers a submission is checked against there
 ``answer-key``    a call into the answer keys (``decompkit.exercises.<notebook>.key``,
-                  ``decompkit.answer_key``): the visible checks need them in the package, no
-                  answer does
+                  ``decompkit.exercises.expected``, ``decompkit.answer_key``): the checks
+                  need them in the package, no answer does
 ``process``       ``subprocess``, ``os.system``, ``os.exec*``, ``os.kill``, ``os._exit``, ...
 ``dynamic-code``  ``exec``/``eval``/``__import__`` of a string the scan cannot read
 ``magic``         ``%run``, ``!shell``, ``%%bash``, ``%cd`` and kin
@@ -258,7 +258,11 @@ def _is_process(name: str) -> bool:
 
 def _is_answer_key(name: str) -> bool:
     parts = name.split(".")
-    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in ("key", "_mistakes")
+    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in (
+        "key",
+        "_mistakes",
+        "expected",
+    )
     return exercise_key or _under(name, ("decompkit.answer_key",))
 
 
