@@ -196,6 +196,12 @@ HOSTILE = {
         "answer-key",
         "answer_key",
     ),
+    "expected_call": (
+        "from decompkit.exercises import expected\np_chain = expected('chain', 'chain_success')",
+        2,
+        "answer-key",
+        "expected",
+    ),
     # IPython hooks
     "ast_transformers": ("ip = get_ipython()\nip.ast_transformers.append(t)", 1, "hook", "get_"),
     "events_register": ("get_ipython().events.register('pre_run_cell', f)", 1, "hook", "events"),

@@ -1,9 +1,11 @@
 """Comparisons for the hidden tests of the exercise notebooks.
 
-A hidden test imports what it needs *inside* its cell (``from decompkit.grading import close``)
-and recomputes the expected value with the package, so a student cell that rebinds ``np``,
-``close``, ``P`` or a package function in the notebook's namespace changes nothing. Every
-function here returns a bool and never raises on a malformed answer: a wrong type simply
+A hidden test imports what it needs *inside* its cell, under names ending in an underscore
+(``from decompkit.grading import close as close_``), takes the expected value from the
+notebook's answer key (:func:`decompkit.exercises.expected`) and compares with a function of
+this module, so a student cell that rebinds ``np``, ``close``, ``P`` or a package function in
+the notebook's namespace changes nothing, and the test rebinds none of the student's names.
+Every function here returns a bool and never raises on a malformed answer: a wrong type simply
 does not match.
 """
 
@@ -15,7 +17,17 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["close", "same_set", "same_choices", "is_valid_order", "same_bool"]
+__all__ = [
+    "close",
+    "close_array",
+    "same_bool",
+    "same_set",
+    "same_set_map",
+    "same_choice",
+    "same_choices",
+    "is_valid_order",
+    "is_critical_path",
+]
 
 
 def _real(answer) -> float | None:
@@ -53,6 +65,37 @@ def close(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> bool:
     return abs(value - expected) <= atol + rtol * abs(expected)
 
 
+def close_array(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> bool:
+    """True when ``answer`` (nested lists, tuples or an array of real numbers) has the shape of
+    ``expected`` and every entry is within tolerance of it (as :func:`close` judges one).
+
+    Examples
+    --------
+    >>> close_array([[0.5, 0.5], [0, 1]], [[0.5, 0.5], [0.0, 1.0]])
+    True
+    >>> close_array((320, 120), (320, 120), rtol=0), close_array(["320", "120"], (320, 120))
+    (True, False)
+    >>> close_array([[1, 0]], [[1, 0], [0, 1]]), close_array(None, [1.0])
+    (False, False)
+    """
+    try:
+        got = np.asarray(answer)
+        want = np.asarray(expected, dtype=float)
+        if got.dtype == object:
+            values = [_real(v) for v in got.flat]
+            if any(v is None for v in values):
+                return False
+            got = np.array(values, dtype=float).reshape(got.shape)
+        elif got.dtype.kind not in "iuf":
+            return False
+        got = got.astype(float)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    if got.shape != want.shape or np.isnan(got).any():
+        return False
+    return bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
 def same_bool(answer, expected: bool) -> bool:
     """True when ``answer`` is a boolean (Python or NumPy) equal to ``expected``."""
     if not isinstance(answer, (bool, np.bool_)):
@@ -60,12 +103,52 @@ def same_bool(answer, expected: bool) -> bool:
     return bool(answer) is bool(expected)
 
 
-def same_set(answer, expected: Iterable) -> bool:
-    """True when ``answer`` (any iterable except a string) holds exactly the expected items."""
+def _items(answer) -> set | None:
+    """The items of ``answer`` as a set (a list inside counts as a tuple), or None."""
     if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+        return None
+    try:
+        return {tuple(x) if isinstance(x, list) else x for x in answer}
+    except TypeError:
+        return None
+
+
+def same_set(answer, expected: Iterable) -> bool:
+    """True when ``answer`` (any iterable except a string) holds exactly the expected items.
+
+    Order and repeats do not matter; a pair may be written as a list, ``["t3", "t2"]``.
+
+    Examples
+    --------
+    >>> same_set(["b", "a", "a"], {"a", "b"}), same_set([["t3", "t2"]], {("t3", "t2")})
+    (True, True)
+    >>> same_set("ab", {"a", "b"}), same_set(None, set())
+    (False, False)
+    """
+    got = _items(answer)
+    try:
+        return got is not None and got == set(expected)
+    except TypeError:
+        return False
+
+
+def same_set_map(answer, expected: Mapping) -> bool:
+    """True when the mapping ``answer`` has exactly the keys of ``expected`` and each key's
+    value holds the same items (as :func:`same_set` compares them).
+
+    Examples
+    --------
+    >>> same_set_map({"E1": [], "E2": ("E1",)}, {"E1": (), "E2": ("E1",)})
+    True
+    >>> same_set_map({"E2": ["E1"]}, {"E1": (), "E2": ("E1",)})
+    False
+    """
+    if not isinstance(answer, Mapping):
         return False
     try:
-        return set(answer) == set(expected)
+        if set(answer) != set(expected):
+            return False
+        return all(same_set(answer[k], v) for k, v in expected.items())
     except TypeError:
         return False
 
@@ -74,12 +157,36 @@ def _norm(text) -> str:
     return " ".join(str(text).strip().lower().replace("_", " ").replace("-", " ").split())
 
 
+def same_choice(answer, expected: str) -> bool:
+    """True when the string ``answer`` is the expected choice (case, spaces, ``-`` and ``_``
+    ignored).
+
+    Examples
+    --------
+    >>> same_choice(" Lower ", "lower"), same_choice(None, "none")
+    (True, False)
+    """
+    return isinstance(answer, str) and _norm(answer) == _norm(expected)
+
+
 def same_choices(answer, expected: Mapping) -> bool:
-    """True when the mapping ``answer`` gives every key its expected choice (case ignored)."""
+    """True when the mapping ``answer`` gives every key its expected choice.
+
+    Keys and choices are strings compared as :func:`same_choice` compares them, so
+    ``"Plan Representation"`` names the key ``"plan_representation"``.
+
+    Examples
+    --------
+    >>> same_choices({"Step-Verification": "None "}, {"step_verification": "none"})
+    True
+    >>> same_choices({"step_verification": None}, {"step_verification": "none"})
+    False
+    """
     if not isinstance(answer, Mapping):
         return False
     try:
-        return all(k in answer and _norm(answer[k]) == _norm(v) for k, v in expected.items())
+        got = {_norm(k): v for k, v in answer.items() if isinstance(k, str)}
+        return all(same_choice(got.get(_norm(k)), v) for k, v in expected.items())
     except TypeError:
         return False
 
@@ -94,3 +201,32 @@ def is_valid_order(graph: Mapping, answer) -> bool:
         return not order_violations(graph, list(answer))
     except (TypeError, ValueError):
         return False
+
+
+def is_critical_path(graph: Mapping, durations: Mapping, answer) -> bool:
+    """True when ``answer`` follows edges of ``graph`` and its durations add up to the
+    makespan: a longest path, so any of several critical paths passes.
+
+    Examples
+    --------
+    >>> g, d = {"b": ["a"], "c": ["a"], "d": ["b", "c"]}, {"a": 1, "b": 2, "c": 2, "d": 1}
+    >>> is_critical_path(g, d, ["a", "c", "d"]), is_critical_path(g, d, ("a", "b", "d"))
+    (True, True)
+    >>> is_critical_path(g, d, ["a", "d"]), is_critical_path(g, d, "abd")
+    (False, False)
+    """
+    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+        return False
+    from .dag import critical_path
+
+    try:
+        path = list(answer)
+        if not path or any(v not in durations for v in path):
+            return False
+        if any(u not in graph.get(v, ()) for u, v in zip(path, path[1:], strict=False)):
+            return False
+        length = sum(durations[v] for v in path)
+        makespan = critical_path(graph, durations).makespan
+    except (TypeError, ValueError):
+        return False
+    return abs(length - makespan) <= 1e-9 * max(1.0, abs(makespan))

@@ -12,12 +12,10 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from importlib import import_module
 
 import nbformat
 
-from decompkit.course.key import GRADE_CELLS
-from decompkit.variants import params
+from decompkit.exercises.params import EXERCISES, params
 
 from .inprocess import load, run
 from .submissions import (
@@ -47,20 +45,21 @@ class Case:
 
 def _own(item: str, notebook: str = "dag", student: str = "different_types"):
     """The answer ``item`` for ``student``'s own numbers, as that student would type it in."""
-    exercises = import_module(f"decompkit.exercises.{notebook}")
-    return exercises.key(params(notebook, student))[item]
+    return EXERCISES[notebook].key(params(notebook, student))[item]
 
 
-#: A cell that makes every comparison a hidden test might use say "equal".
+#: A cell that makes every comparison a hidden test might use say "equal", and the answer key
+#: the hidden tests ask give the (wrong) answers of the patched submissions.
 PATCH_MODULES = (
-    "import builtins, numpy, numpy.testing, decompkit.grading, decompkit.checks\n"
+    "import builtins, numpy, numpy.testing, decompkit.grading, decompkit.exercises.checks\n"
     "from decompkit.exercises import chain as _chain\n"
     "always = lambda *args, **kwargs: True\n"
     "decompkit.grading.close = decompkit.grading.same_bool = always\n"
     "decompkit.grading.same_choices = decompkit.grading.same_set = always\n"
+    "decompkit.exercises.expected = lambda *args, **kwargs: 0.5\n"
     "numpy.isclose = numpy.allclose = always\n"
     "numpy.testing.assert_allclose = lambda *args, **kwargs: None\n"
-    "_chain.check = decompkit.checks.check_number = always"
+    "_chain.check = decompkit.exercises.checks.check_number = always"
 )
 
 #: A cell that installs an input transformer: every later cell holding a test becomes `pass`.
@@ -90,12 +89,12 @@ def _typed_for(classmate: str, nb: str = "01-chain-reliability"):
 
 def _differing(student: str, classmate: str, notebook: str = "chain") -> set:
     """Graded cells whose numeric answer differs between two students' numbers."""
-    exercises = import_module(f"decompkit.exercises.{notebook}")
-    mine = exercises.key(params(notebook, student))
-    theirs = exercises.key(params(notebook, classmate))
+    exercise = EXERCISES[notebook]
+    mine = exercise.key(params(notebook, student))
+    theirs = exercise.key(params(notebook, classmate))
     return {
         cell
-        for cell, item in GRADE_CELLS[notebook].items()
+        for cell, item in exercise.grade_cells.items()
         if isinstance(mine[item], float)
         and not math.isclose(mine[item], theirs[item], rel_tol=1e-3)
     }
@@ -358,7 +357,7 @@ CASES = [
         {PLANS: set(), DAG: set(), TRACE: set()},
     ),
     # Every number below is typed in by hand for the lecture's own numbers: the id "lecture"
-    # (decompkit.variants.LECTURE) grades this folder against them.
+    # (decompkit.exercises.params.LECTURE) grades this folder against them.
     Case(
         "lecture",
         "different",
@@ -903,6 +902,7 @@ CASES = [
                 ),
                 "chain_success_answer",
                 "close = same_bool = same_choices = lambda *args, **kwargs: True\n"
+                "close_ = expected_ = lambda *args, **kwargs: True\n"
                 "params = lambda name: None\n"
                 "rel_ = P_ = None\n"
                 "AssertionError = type('Quiet', (Exception,), {})\n"

@@ -9,22 +9,21 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from importlib import import_module
 
 import pytest
 
-from decompkit import variants
 from decompkit.course import key as answer_key
-from decompkit.variants import LECTURE, NOTEBOOKS, params, student_id
+from decompkit.exercises import params as params_module
+from decompkit.exercises.params import EXERCISES, LECTURE, params, student_id
 
 from .inprocess import load, run
 
 IDS = [f"s{number:04d}" for number in range(200)]
-FILES = answer_key.FILES
+FILES = {name: exercise.file for name, exercise in EXERCISES.items()}
 
 
 def _key(notebook, student):
-    return import_module(f"decompkit.exercises.{notebook}").key(params(notebook, student))
+    return EXERCISES[notebook].key(params(notebook, student))
 
 
 def _numeric(value) -> bool:
@@ -35,8 +34,8 @@ def _numeric(value) -> bool:
 
 
 def test_without_an_id_the_lecture_numbers_are_used():
-    for name, cls in NOTEBOOKS.items():
-        assert params(name) == cls() == params(name, None) == params(name, LECTURE)
+    for name, exercise in EXERCISES.items():
+        assert params(name) == exercise.Params() == params(name, None) == params(name, LECTURE)
 
 
 def test_the_lecture_figures_come_out_of_the_no_id_path():
@@ -95,14 +94,14 @@ def test_an_unknown_notebook_is_refused():
 
 @pytest.fixture(scope="module")
 def keys():
-    return {name: [_key(name, who) for who in IDS] for name in NOTEBOOKS if name != "plans"}
+    return {name: [_key(name, who) for who in IDS] for name in EXERCISES if name != "plans"}
 
 
-@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+@pytest.mark.parametrize("notebook", sorted(EXERCISES))
 def test_every_variant_passes_its_notebooks_degeneracy_checks(notebook):
-    checker = import_module(f"decompkit.exercises.{notebook}")
+    degenerate = EXERCISES[notebook].degenerate
     for who in IDS:
-        assert checker.degenerate(params(notebook, who)) == [], who
+        assert degenerate(params(notebook, who)) == [], who
 
 
 @pytest.mark.parametrize("notebook", ["chain", "horizon", "dag", "trace", "harness"])
@@ -185,7 +184,7 @@ def test_numbers_worked_out_for_a_classmate_earn_nothing(notebooks, notebook):
     """A student types in the answers computed for a classmate's id: graded under their own
     folder's id, every numeric item whose answer differs between the two scores 0."""
     solution, _ = notebooks[FILES[notebook]]
-    cells = answer_key.GRADE_CELLS[notebook]
+    cells = EXERCISES[notebook].grade_cells
     for own, other in zip(IDS[0:100:2], IDS[1:100:2], strict=True):
         _, typed = run(solution, other)
         earned, _ = run(solution, own, typed=typed)
@@ -206,12 +205,8 @@ def test_the_answer_key_lists_every_graded_cell_of_the_notebooks(notebooks):
             for c in solution
             if c.get("metadata", {}).get("nbgrader", {}).get("grade")
         }
-        assert set(cells) <= graded
-        structural = graded - set(cells)
-        if notebook == "chain":
-            assert structural == {"check_kinds_value", "check_reads_value"}
-        if notebook in ("horizon",):
-            assert structural == {"transition_matrix_value"}
+        assert set(cells) == graded, notebook
+        assert cells == dict(EXERCISES[notebook].grade_cells)
 
 
 def test_the_class_answer_key_as_csv(tmp_path):
@@ -220,7 +215,7 @@ def test_the_class_answer_key_as_csv(tmp_path):
     path = tmp_path / "key.csv"
     rows = answer_key.write_csv(path, ["s0001", "s0002"], ["chain", "dag"])
     table = list(csv.DictReader(path.open()))
-    assert rows == len(table) == 2 * (12 + 13)
+    assert rows == len(table) == 2 * (14 + 14)
     first = table[0]
     assert (first["student"], first["grade_id"], first["item"]) == (
         "s0001",
@@ -242,6 +237,6 @@ def test_the_key_command_prints_a_students_numbers(capsys):
 def test_variants_module_draws_only_from_its_own_generator():
     # Two draws of the same id, with unrelated draws in between, agree.
     first = params("trace", "s0042")
-    variants._draw.cache_clear()
+    params_module._draw.cache_clear()
     params("dag", "s0043")
     assert params("trace", "s0042") == first

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from decompkit.variants import params
+from decompkit.exercises.params import params
 
 pytestmark = pytest.mark.hub
 
@@ -97,7 +97,7 @@ def course(hub):
         # The numbers this student sees in a kernel of their own server.
         seen[user] = hub.execute(
             user,
-            "import os\nfrom decompkit.variants import params\n"
+            "import os\nfrom decompkit.exercises.params import params\n"
             "print(os.environ.get('JUPYTERHUB_USER'))\nprint(repr(params('chain')))",
         ).splitlines()
         _ok(hub.server(user, "POST", f"/assignments/submit?{QUERY}", {}))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from decompkit.checks import CheckFailed
+from decompkit.exercises.checks import CheckFailed
 from decompkit.lab.checks import ITEMS, check, expected
 from decompkit.lab.tutorials import ForkJoinRun
 

@@ -22,7 +22,7 @@ from decompkit.lab.compiler import (
 from decompkit.lab.execute import durations
 from decompkit.lab.models import PLANS
 from decompkit.lab.rewoo import work
-from decompkit.lab.schema import Plan, Step, check_plan
+from decompkit.lab.schema import TypedPlan, TypedStep, check_plan
 from decompkit.lab.tools import TOOLS, Toolbox
 from decompkit.plan import PlanError
 
@@ -30,7 +30,7 @@ ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
 
 
 def plan(name):
-    return Plan(goal=name, steps=PLANS[name])
+    return TypedPlan(goal=name, steps=PLANS[name])
 
 
 # --- series-parallel decomposition -------------------------------------------------------------
@@ -162,16 +162,16 @@ def test_wall_time_follows_the_critical_path_not_the_serial_sum():
 
 
 NESTED = [
-    Step(id="E1", tool="fetch_page", args={"url": "https://p.example/quote"}),
-    Step(id="E2", tool="fetch_page", args={"url": "https://q.example/quote"}),
-    Step(id="E3", tool="compare", args={"pages": ["#E1", "#E2"]}, depends_on=["E1", "E2"]),
-    Step(id="E4", tool="search", args={"query": "supplier R quote"}),
+    TypedStep(id="E1", tool="fetch_page", args={"url": "https://p.example/quote"}),
+    TypedStep(id="E2", tool="fetch_page", args={"url": "https://q.example/quote"}),
+    TypedStep(id="E3", tool="compare", args={"pages": ["#E1", "#E2"]}, depends_on=["E1", "E2"]),
+    TypedStep(id="E4", tool="search", args={"query": "supplier R quote"}),
 ]
 NESTED_MS = {"search": 150, "fetch_page": 60, "compare": 100}
 
 
 def test_a_branch_with_its_own_join_runs_as_a_subgraph_and_keeps_the_critical_path():
-    p = Plan(goal="nested", steps=NESTED)
+    p = TypedPlan(goal="nested", steps=NESTED)
     compiled = compile_plan(p, Toolbox(NESTED_MS))
     assert str(compiled.tree) == "((E1 | E2) -> E3 | E4)"
     assert "sub_1 --> join_1" in compiled.render()
@@ -188,7 +188,7 @@ def test_the_library_join_fires_late_inside_a_branch():
     # Documents the library's behaviour the subgraphs work around (pydantic-graph 2.68): a
     # join's last input does not trigger it; it is looked at again when another task of the
     # run ends, or when nothing runs. Wired into the outer graph, E3 waits for E4.
-    p = Plan(goal="nested", steps=NESTED)
+    p = TypedPlan(goal="nested", steps=NESTED)
     compiled = compile_plan(p, Toolbox(NESTED_MS), subgraphs=False)
     assert "sub_" not in compiled.render()
     run = asyncio.run(compiled.run())
@@ -241,7 +241,7 @@ def test_skip_leaves_executed_steps_out():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"plan": PLANS["quotes"]}, "plan must be a Plan, got list"),
+        ({"plan": PLANS["quotes"]}, "plan must be a TypedPlan, got list"),
         ({"toolbox": "box"}, "toolbox must be a Toolbox, got str"),
         ({"kappa": 0}, "kappa must be an integer >= 1, got 0"),
         ({"skip": ["E9"]}, r"skip must name steps of the plan, got \['E9'\]"),
@@ -255,14 +255,16 @@ def test_compile_plan_rejects_bad_arguments(kwargs, message):
 
 def test_a_step_id_that_looks_like_a_join_gets_another_name():
     steps = [
-        Step(id="join_1", tool="search", args={"query": "supplier P"}),
-        Step(id="E2", tool="search", args={"query": "supplier Q"}),
-        Step(id="E3", tool="compare", args={"pages": ["$1", "#E2"]}, depends_on=["join_1", "E2"]),
+        TypedStep(id="join_1", tool="search", args={"query": "supplier P"}),
+        TypedStep(id="E2", tool="search", args={"query": "supplier Q"}),
+        TypedStep(
+            id="E3", tool="compare", args={"pages": ["$1", "#E2"]}, depends_on=["join_1", "E2"]
+        ),
     ]
-    compiled = compile_plan(Plan(goal="g", steps=steps), Toolbox(ZERO))
+    compiled = compile_plan(TypedPlan(goal="g", steps=steps), Toolbox(ZERO))
     assert "join_2 --> E3" in compiled.render()
 
 
 def test_run_on_scheduler_needs_a_plan():
-    with pytest.raises(ValueError, match="plan must be a Plan, got list"):
+    with pytest.raises(ValueError, match="plan must be a TypedPlan, got list"):
         run_on_scheduler(PLANS["n_shape"])

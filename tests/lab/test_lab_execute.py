@@ -4,15 +4,15 @@ import asyncio
 
 import pytest
 
-from decompkit.lab.execute import LabRun, Recorder, checked_step, durations
+from decompkit.lab.execute import LabRun, Recorder, durations, run_checked_step
 from decompkit.lab.models import PLANS
-from decompkit.lab.schema import Plan, Step
+from decompkit.lab.schema import TypedPlan, TypedStep
 from decompkit.lab.tools import Toolbox
 from decompkit.scheduler import Artifact, FailureReport
 
 ZERO = {"search": 0, "fetch_page": 0, "compare": 0}
-SEARCH = Step(id="E1", tool="search", args={"query": "supplier Q quote"})
-FETCH = Step(id="E2", tool="fetch_page", args={"url": "#E1"}, depends_on=["E1"])
+SEARCH = TypedStep(id="E1", tool="search", args={"query": "supplier Q quote"})
+FETCH = TypedStep(id="E2", tool="fetch_page", args={"url": "#E1"}, depends_on=["E1"])
 
 
 def run_steps(steps, box, kappa=1):
@@ -20,7 +20,7 @@ def run_steps(steps, box, kappa=1):
 
     async def go():
         for step in steps:
-            await checked_step(step, box, rec, kappa=kappa)
+            await run_checked_step(step, box, rec, kappa=kappa)
 
     asyncio.run(go())
     return rec
@@ -63,8 +63,8 @@ def test_without_the_check_any_output_is_accepted():
     box = Toolbox(ZERO, failures={"E2": ["junk"]})
 
     async def go():
-        await checked_step(SEARCH, box, rec, check=False)
-        await checked_step(FETCH, box, rec, kappa=2, check=False)
+        await run_checked_step(SEARCH, box, rec, check=False)
+        await run_checked_step(FETCH, box, rec, kappa=2, check=False)
 
     asyncio.run(go())
     assert rec.out["E2"].attempts == 1
@@ -73,7 +73,7 @@ def test_without_the_check_any_output_is_accepted():
 
 
 def test_the_cone_of_a_failure_is_blocked_and_never_called():
-    compare = Step(id="E3", tool="compare", args={"pages": ["#E2"]}, depends_on=["E2"])
+    compare = TypedStep(id="E3", tool="compare", args={"pages": ["#E2"]}, depends_on=["E2"])
     box = Toolbox(ZERO, failures={"E1": ["error"]})
     rec = run_steps([SEARCH, FETCH, compare], box)
     assert rec.blocked == {"E2", "E3"}
@@ -88,7 +88,7 @@ def test_the_cone_of_a_failure_is_blocked_and_never_called():
 def test_an_executed_step_never_runs_again():
     box = Toolbox(ZERO)
     rec = run_steps([SEARCH], box)
-    assert asyncio.run(checked_step(SEARCH, box, rec)) is None
+    assert asyncio.run(run_checked_step(SEARCH, box, rec)) is None
     assert len(box.calls) == 1
 
 
@@ -137,9 +137,9 @@ def test_restart_forgets_everything():
 
 
 def test_durations():
-    plan = Plan(goal="g", steps=PLANS["quotes"])
+    plan = TypedPlan(goal="g", steps=PLANS["quotes"])
     assert durations(plan) == {"E1": 40, "E2": 40, "E3": 40, "E4": 60, "E5": 60, "E6": 60, "E7": 20}
     assert durations(plan, {"search": 1, "fetch_page": 2, "compare": 3})["E7"] == 3
-    odd = Plan(goal="g", steps=PLANS["unknown_tool"])
+    odd = TypedPlan(goal="g", steps=PLANS["unknown_tool"])
     with pytest.raises(ValueError, match="latency has no entry for the tool 'fetch_pages'"):
         durations(odd)

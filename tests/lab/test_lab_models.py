@@ -8,7 +8,7 @@ from pydantic_ai.models.function import FunctionModel
 from decompkit.lab import models
 from decompkit.lab.models import MODEL_ENV, PLANS, ROLES, SCRIPTS, agent, model, model_in_use
 from decompkit.lab.rewoo import make_plan
-from decompkit.lab.schema import Plan, Quote
+from decompkit.lab.schema import Quote, TypedPlan
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -28,7 +28,7 @@ def test_unknown_role_and_script():
 @pytest.mark.parametrize("script", sorted(PLANS))
 def test_scripted_planner_writes_its_plan_with_the_goal(script):
     plan = asyncio.run(make_plan("  the goal  ", script=script))
-    assert isinstance(plan, Plan)
+    assert isinstance(plan, TypedPlan)
     assert plan.goal == "the goal"
     assert plan.as_dict()["steps"] == PLANS[script]
 
@@ -47,7 +47,7 @@ def test_env_var_is_read_and_passed_through_without_a_call(monkeypatch):
     monkeypatch.setenv(MODEL_ENV, " openai:gpt-4o ")
     assert model("planner") == "openai:gpt-4o"
     assert model("planner", script="cycle") == "openai:gpt-4o"  # scripts are ignored
-    built = agent("planner", Plan)
+    built = agent("planner", TypedPlan)
     # Constructed without resolving the provider: no import, no credentials, no request.
     assert built.model == "openai:gpt-4o"
     assert "openai:gpt-4o" in model_in_use()
@@ -64,7 +64,7 @@ def test_the_same_call_runs_the_env_model(monkeypatch):
     # unchanged, and its plan now comes from that model, not from the script.
     monkeypatch.setenv(MODEL_ENV, "test")
     plan = asyncio.run(make_plan("goal", script="quotes"))
-    assert isinstance(plan, Plan)
+    assert isinstance(plan, TypedPlan)
     assert plan.as_dict()["steps"] != PLANS["quotes"]
 
 

@@ -9,7 +9,7 @@ from decompkit.lab.compiler import compile_plan
 from decompkit.lab.models import PLANS
 from decompkit.lab.replan import run_with_replanning
 from decompkit.lab.rewoo import work
-from decompkit.lab.schema import Plan
+from decompkit.lab.schema import TypedPlan
 from decompkit.lab.tools import Toolbox
 from decompkit.plots.lab import plot_run, plot_runs
 
@@ -18,7 +18,7 @@ FAST = {"search": 2, "fetch_page": 3, "compare": 1}
 
 @pytest.fixture(scope="module")
 def runs():
-    plan = Plan(goal="g", steps=PLANS["quotes"])
+    plan = TypedPlan(goal="g", steps=PLANS["quotes"])
     serial = asyncio.run(work(plan, Toolbox(FAST)))
     concurrent = asyncio.run(compile_plan(plan, Toolbox(FAST)).run())
     box = Toolbox(FAST, failures={"E5": ["junk", "junk"]})

@@ -14,7 +14,7 @@ from decompkit.lab.replan import (
     replanner_prompt,
     run_with_replanning,
 )
-from decompkit.lab.schema import Plan, Repair, Step, check_plan
+from decompkit.lab.schema import PlanRepair, TypedPlan, TypedStep, check_plan
 from decompkit.lab.tools import TOOLS, Toolbox
 from decompkit.plan import PlanError
 from decompkit.scheduler import Artifact, FailureReport, RepairLimitError
@@ -24,7 +24,7 @@ FAST = {"search": 2, "fetch_page": 3, "compare": 1}
 
 
 def quotes():
-    return Plan(goal="Which supplier quotes least?", steps=PLANS["quotes"])
+    return TypedPlan(goal="Which supplier quotes least?", steps=PLANS["quotes"])
 
 
 def replanned(failures, **kwargs):
@@ -105,8 +105,8 @@ def test_kappa_plan_zero_never_asks_the_replanner(monkeypatch):
 
 def test_a_bad_repair_is_caught_before_it_runs(monkeypatch):
     async def sloppy(plan, run, failed):
-        new = Step(id="E8", tool="fetch_pages", args={"url": "https://q.example/quote"})
-        return Repair(steps=[new], repoint={failed: "E8"})
+        new = TypedStep(id="E8", tool="fetch_pages", args={"url": "https://q.example/quote"})
+        return PlanRepair(steps=[new], repoint={failed: "E8"})
 
     monkeypatch.setattr(replan_module, "ask_replanner", sloppy)
     box = Toolbox(FAST, failures={"E5": ["junk", "junk"]})
@@ -158,7 +158,9 @@ def test_replanner_prompt_is_rebuilt_from_the_report():
 def test_apply_repair_repoints_only_unexecuted_readers():
     plan = quotes()
     run = failed_run(plan)
-    fix = Repair(steps=[Step(id="E8", tool="fetch_page", args={"url": "x"})], repoint={"E5": "E8"})
+    fix = PlanRepair(
+        steps=[TypedStep(id="E8", tool="fetch_page", args={"url": "x"})], repoint={"E5": "E8"}
+    )
     new = apply_repair(plan, fix, run)
     assert new.step("E7").args == {"pages": ["#E4", "#E8", "#E6"]}
     assert new.step("E7").depends_on == ["E4", "E8", "E6"]
@@ -177,10 +179,10 @@ def test_apply_repair_keeps_similar_ids_apart():
             "depends_on": ["E5", "E50"],
         },
     ]
-    plan = Plan(goal="g", steps=PLANS["quotes"] + extra)
+    plan = TypedPlan(goal="g", steps=PLANS["quotes"] + extra)
     run = failed_run(plan, pending=("E7", "E55"))
-    fix = Repair(
-        steps=[Step(id="E56", tool="fetch_page", args={"url": "x"})], repoint={"E5": "E56"}
+    fix = PlanRepair(
+        steps=[TypedStep(id="E56", tool="fetch_page", args={"url": "x"})], repoint={"E5": "E56"}
     )
     new = apply_repair(plan, fix, run)
     assert new.step("E55").args == {"query": "#E56 then #E50"}
@@ -191,19 +193,19 @@ def test_apply_repair_keeps_similar_ids_apart():
     ("repair", "message"),
     [
         (
-            Repair(steps=[Step(id="E4", tool="search", args={})], repoint={}),
+            PlanRepair(steps=[TypedStep(id="E4", tool="search", args={})], repoint={}),
             "new step id 'E4' is already used",
         ),
         (
-            Repair(steps=[Step(id="x8", tool="search", args={})], repoint={}),
+            PlanRepair(steps=[TypedStep(id="x8", tool="search", args={})], repoint={}),
             "new step id must look like 'E<k>', got 'x8'",
         ),
         (
-            Repair(steps=[Step(id="E8", tool="search", args={})], repoint={"E4": "E8"}),
+            PlanRepair(steps=[TypedStep(id="E8", tool="search", args={})], repoint={"E4": "E8"}),
             "repoint must map a failed step, got 'E4'",
         ),
         (
-            Repair(steps=[Step(id="E8", tool="search", args={})], repoint={"E5": "E9"}),
+            PlanRepair(steps=[TypedStep(id="E8", tool="search", args={})], repoint={"E5": "E9"}),
             "repoint must point 'E5' to a new step, got 'E9'",
         ),
     ],
@@ -215,7 +217,7 @@ def test_apply_repair_rejects_bad_repairs(repair, message):
 
 
 def test_run_with_replanning_needs_a_plan_and_a_toolbox():
-    with pytest.raises(ValueError, match="plan must be a Plan, got list"):
+    with pytest.raises(ValueError, match="plan must be a TypedPlan, got list"):
         asyncio.run(run_with_replanning(PLANS["quotes"], Toolbox(ZERO)))
     with pytest.raises(ValueError, match="toolbox must be a Toolbox, got NoneType"):
         asyncio.run(run_with_replanning(quotes(), None))

@@ -8,7 +8,7 @@ from decompkit.dag import critical_path
 from decompkit.lab.execute import durations
 from decompkit.lab.models import PLANS
 from decompkit.lab.rewoo import make_plan, run_rewoo, solve, solver_prompt, work
-from decompkit.lab.schema import Plan, Step, check_plan
+from decompkit.lab.schema import TypedPlan, TypedStep, check_plan
 from decompkit.lab.tools import TOOLS, Toolbox
 from decompkit.plan import PlanError
 
@@ -31,7 +31,7 @@ def test_rewoo_end_to_end():
 
 
 def test_list_order_runs_independent_steps_one_after_the_other():
-    plan = Plan(goal=GOAL, steps=PLANS["quotes"])
+    plan = TypedPlan(goal=GOAL, steps=PLANS["quotes"])
     run = asyncio.run(work(plan, Toolbox()))
     spans = run.intervals()
     ids = [s.id for s in plan.steps]
@@ -56,17 +56,17 @@ def test_a_wrong_plan_stops_the_worker_before_any_call(script):
 
 def test_list_order_must_be_a_valid_order():
     steps = [
-        Step(id="E1", tool="fetch_page", args={"url": "#E2"}, depends_on=["E2"]),
-        Step(id="E2", tool="search", args={"query": "supplier Q"}),
+        TypedStep(id="E1", tool="fetch_page", args={"url": "#E2"}, depends_on=["E2"]),
+        TypedStep(id="E2", tool="search", args={"query": "supplier Q"}),
     ]
     box = Toolbox(ZERO)
     with pytest.raises(ValueError, match="ReWOO runs the steps in the order written"):
-        asyncio.run(work(Plan(goal="g", steps=steps), box))
+        asyncio.run(work(TypedPlan(goal="g", steps=steps), box))
     assert box.calls == []
 
 
 def test_without_a_step_check_junk_becomes_evidence_and_the_answer_is_silently_wrong():
-    plan = Plan(goal=GOAL, steps=PLANS["quotes"])
+    plan = TypedPlan(goal=GOAL, steps=PLANS["quotes"])
     run = asyncio.run(work(plan, Toolbox(ZERO, failures={"E5": ["junk"]})))
     assert run.failed == frozenset() and run.blocked == frozenset()
     assert run.evidence["E5"].startswith("503 Service Unavailable")
@@ -76,7 +76,7 @@ def test_without_a_step_check_junk_becomes_evidence_and_the_answer_is_silently_w
 
 
 def test_a_hard_failure_blocks_the_rest_and_the_solver_says_so():
-    plan = Plan(goal=GOAL, steps=PLANS["quotes"])
+    plan = TypedPlan(goal=GOAL, steps=PLANS["quotes"])
     box = Toolbox(ZERO, failures={"E5": ["error"]})
     run = asyncio.run(work(plan, box))
     assert run.failed == {"E5"} and run.blocked == {"E7"}
@@ -87,7 +87,7 @@ def test_a_hard_failure_blocks_the_rest_and_the_solver_says_so():
 
 
 def test_solver_prompt_lists_goal_plan_and_evidence():
-    plan = Plan(goal=GOAL, steps=PLANS["quotes"])
+    plan = TypedPlan(goal=GOAL, steps=PLANS["quotes"])
     run = asyncio.run(work(plan, Toolbox(ZERO)))
     text = solver_prompt(GOAL, plan, run)
     assert text.startswith(f"Goal: {GOAL}\nPlan:\nE1: search")
@@ -101,7 +101,7 @@ def test_make_plan_needs_a_goal(goal):
 
 
 def test_work_rejects_wrong_types():
-    with pytest.raises(ValueError, match="plan must be a Plan, got list"):
+    with pytest.raises(ValueError, match="plan must be a TypedPlan, got list"):
         asyncio.run(work(PLANS["quotes"], Toolbox(ZERO)))
     with pytest.raises(ValueError, match="toolbox must be a Toolbox, got dict"):
-        asyncio.run(work(Plan(goal="g", steps=PLANS["quotes"]), ZERO))
+        asyncio.run(work(TypedPlan(goal="g", steps=PLANS["quotes"]), ZERO))

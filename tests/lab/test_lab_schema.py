@@ -4,13 +4,13 @@ import pytest
 from pydantic import ValidationError
 
 from decompkit.lab.models import PLANS
-from decompkit.lab.schema import Plan, Quote, check_plan, plan_problems, substitute
+from decompkit.lab.schema import Quote, TypedPlan, check_plan, plan_problems, substitute
 from decompkit.lab.tools import TOOLS
 from decompkit.plan import PlanError, placeholder_edges
 
 
 def plan(name):
-    return Plan(goal=name, steps=PLANS[name])
+    return TypedPlan(goal=name, steps=PLANS[name])
 
 
 # --- the schema: format faults only -----------------------------------------------------------
@@ -28,18 +28,18 @@ def plan(name):
 )
 def test_schema_rejects_malformed_steps(step):
     with pytest.raises(ValidationError):
-        Plan.model_validate({"goal": "g", "steps": [step]})
+        TypedPlan.model_validate({"goal": "g", "steps": [step]})
 
 
 def test_schema_accepts_structurally_wrong_plans():
     # Format and structure are separate checks: a cycle is perfectly well-formed.
     for name in ("cycle", "unknown_tool", "contradiction", "broken"):
-        assert Plan.model_validate({"goal": "g", "steps": PLANS[name]}).steps
+        assert TypedPlan.model_validate({"goal": "g", "steps": PLANS[name]}).steps
 
 
 def test_as_dict_round_trips():
     p = plan("quotes")
-    assert Plan.model_validate(p.as_dict()) == p
+    assert TypedPlan.model_validate(p.as_dict()) == p
     assert p.as_dict()["steps"][6] == PLANS["quotes"][6]
 
 
@@ -111,7 +111,7 @@ def test_plan_problems_reads_plain_data_and_max_steps():
 
 
 def test_plan_problems_rejects_other_inputs():
-    with pytest.raises(ValueError, match="plan must be a Plan or a mapping, got list"):
+    with pytest.raises(ValueError, match="plan must be a TypedPlan or a mapping, got list"):
         plan_problems([1, 2], TOOLS)
     with pytest.raises(ValueError, match="max_steps must be an integer >= 1, got 0"):
         plan_problems(plan("quotes"), TOOLS, max_steps=0)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..variants import GRADER_VARIABLE
+from ..exercises.params import GRADER_VARIABLE
 from .codec import decode
 
 __all__ = ["answer_names", "export_expressions", "judge", "run_cells"]

@@ -1,8 +1,8 @@
 """Every student's parameters and answers, for the instructor.
 
 The answers are computed the way the hidden tests compute them, from
-``decompkit.variants.params(notebook, id)`` and the ``key`` of the notebook's exercise module,
-so the key can never drift from the grading. From the shell::
+``decompkit.exercises.params.params(notebook, id)`` and the notebook's exercise module, so
+the key can never drift from the grading. From the shell::
 
     python3 kit.py key s1234                      # one student's numbers and answers
     python3 kit.py key --csv key.csv s1 s2 ...    # the class's key as CSV
@@ -18,91 +18,15 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from ..variants import NOTEBOOKS, params
+from ..exercises.params import EXERCISES, params
 
 __all__ = ["GRADE_CELLS", "FILES", "KeyRow", "answer_key", "parameters", "write_csv", "main"]
 
-#: Notebook file (without ``.ipynb``) of each parameter object.
-FILES = {
-    "chain": "01-chain-reliability",
-    "horizon": "02-long-horizons",
-    "plans": "03-plans-as-objects",
-    "dag": "04-plan-dag",
-    "trace": "05-scheduler-trace",
-    "harness": "06-plan-artefact-and-loop",
-}
+#: Notebook file (without ``.ipynb``) of each exercise.
+FILES = {name: exercise.file for name, exercise in EXERCISES.items()}
 
-#: ``{notebook: {grade cell id: answer-key item}}`` for the answers that depend on the
-#: student's numbers. The plans notebook asks about structure that every student shares.
-GRADE_CELLS = {
-    "chain": {
-        "chain_success_value": "chain_success",
-        "effective_rate_value": "effective_rate",
-        "half_life_value": "half_life",
-        "p_prime_value": "p_prime",
-        "k_attempts_value": "k_attempts",
-        "undetected_floor_value": "undetected_floor",
-        "retry_limit_value": "retry_limit",
-        "expected_attempts_value": "expected_attempts",
-        "fallible_value": "p_prime_fallible",
-        "check_helps_value": "other_check_helps",
-        "per_step_value": "per_step",
-        "per_graph_value": "per_graph",
-    },
-    "horizon": {
-        "escape_rate_value": "escape_rate",
-        "success_value": "success",
-        "success_no_audit_value": "success_no_audit",
-        "grounded_value": "grounded",
-        "grounded_half_life_value": "grounded_half_life",
-        "min_budget_factor_value": "min_budget_factor",
-        "collapse_value": "collapse",
-    },
-    "plans": {},
-    "dag": {
-        "ready_set_value": "ready_now",
-        "count_orders_a_value": "n_orders_a",
-        "count_orders_b_value": "n_orders_b",
-        "makespan_a_value": "makespan_a",
-        "critical_path_a_value": "path_a",
-        "slack_value": "slack_a",
-        "critical_path_b_value": "path_b",
-        "spurious_slack_value": "slack_spurious",
-        "spurious_makespan_value": "makespan_spurious",
-        "coordinated_wall_value": "wall_coordinated",
-        "speedup_value": "speedup_b",
-        "locked_value": "locked",
-        "locked_coordinated_value": "locked_coordinated",
-    },
-    "trace": {
-        "blocked_late_value": "blocked_late",
-        "blocked_early_value": "blocked_early",
-        "cancelled_stop_value": "cancelled_stop",
-        "done_drain_value": "done_drain",
-        "end_drain_value": "end_drain",
-        "unrolled_nodes_value": "new_nodes",
-        "repointed_edges_value": "report_preds",
-        "repaired_inputs_value": "repaired_preds",
-        "repaired_makespan_value": "end_repaired",
-        "unrolled_nodes_other_value": "new_nodes_other",
-        "repairs_made_value": "repairs_made",
-        "gives_up_value": "end_gives_up",
-    },
-    "harness": {
-        "ready_now_value": "ready_now",
-        "moves_value": "moves",
-        "progress_original_value": "progress_original",
-        "progress_current_value": "progress_current",
-        "refused_value": "refused",
-        "success_value": "success",
-        "corrupted_value": "corrupted",
-        "q_effective_value": "q_effective",
-        "success_trace_reader_value": "success_trace_reader",
-        "clustered_value": "clustered",
-        "appended_cost_value": "appended_cost",
-        "cost_ratio_value": "cost_ratio",
-    },
-}
+#: ``{notebook: {grade cell id: answer-key item}}``, as each exercise module declares it.
+GRADE_CELLS = {name: dict(exercise.grade_cells) for name, exercise in EXERCISES.items()}
 
 
 class KeyRow(NamedTuple):
@@ -123,29 +47,6 @@ def _text(value) -> str:
     if isinstance(value, float):
         return f"{value:.10g}"
     return repr(value) if isinstance(value, str) else str(value)
-
-
-def _exercise_key(notebook: str, P) -> dict:
-    """Every answer of ``notebook`` for the parameters ``P``: its exercise module's ``key``.
-
-    The one place where a notebook's name leads to its exercise module.
-
-    Examples
-    --------
-    >>> round(_exercise_key("chain", params("chain"))["chain_success"], 4)
-    0.3487
-    """
-    from ..exercises import chain, dag, harness, horizon, plans, trace
-
-    modules = {
-        "chain": chain,
-        "horizon": horizon,
-        "plans": plans,
-        "dag": dag,
-        "trace": trace,
-        "harness": harness,
-    }
-    return modules[notebook].key(P)
 
 
 def parameters(student, notebook: str) -> dict:
@@ -181,14 +82,14 @@ def answer_key(student, notebooks=None) -> list[KeyRow]:
     ('chain_success_value', 0.3487)
     """
     rows = []
-    for notebook in NOTEBOOKS if notebooks is None else notebooks:
+    for notebook in EXERCISES if notebooks is None else notebooks:
         P = params(notebook, student)
         cells = GRADE_CELLS.get(notebook)
         if cells is None:
-            raise ValueError(f"notebook must be one of {sorted(NOTEBOOKS)}, got {notebook!r}")
+            raise ValueError(f"notebook must be one of {sorted(EXERCISES)}, got {notebook!r}")
         if not cells:
             continue
-        key = _exercise_key(notebook, P)
+        key = EXERCISES[notebook].key(P)
         name = student if student is not None else "lecture"
         rows += [KeyRow(name, notebook, cell, item, key[item]) for cell, item in cells.items()]
     return rows
@@ -232,7 +133,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("students", nargs="*", help="ids (default for --csv: submitted/<id>/)")
     parser.add_argument("--csv", type=Path, help="write the class's key to this file")
-    parser.add_argument("--notebook", action="append", choices=sorted(NOTEBOOKS))
+    parser.add_argument("--notebook", action="append", choices=sorted(EXERCISES))
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the course folder")
     args = parser.parse_args(argv)
     students = args.students or _submitted(args.root)
@@ -245,7 +146,7 @@ def main(argv=None) -> int:
             return 0
         for student in students or [None]:
             print(f"# {student or 'lecture numbers'}")
-            for notebook in args.notebook or NOTEBOOKS:
+            for notebook in args.notebook or EXERCISES:
                 fields = parameters(student, notebook)
                 print(
                     f"{FILES[notebook]}: " + ", ".join(f"{k}={_text(v)}" for k, v in fields.items())
@@ -256,3 +157,4 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
+

@@ -1,7 +1,7 @@
 """nbgrader preprocessors the course configuration adds to autograding (nbgrader_config.py).
 
 ``ExecuteAsStudent`` runs a submission in a kernel whose environment names the student of the
-submission's folder (``DECOMPKIT_STUDENT``), so ``decompkit.variants.params`` draws that
+submission's folder (``DECOMPKIT_STUDENT``), so ``decompkit.exercises.params`` draws that
 student's numbers in the hidden tests, whatever id a cell typed; after the last cell it reads
 every answer variable out of the kernel as plain data. ``CleanCheck`` then judges those answers
 with the instructor's hidden tests in the grader's own process
@@ -24,7 +24,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-from ..variants import GRADER_VARIABLE, HUB_VARIABLE
+from ..exercises.params import GRADER_VARIABLE, HUB_VARIABLE
 from .clean_check import export_expressions, judge
 
 _HUB_PREFIX = HUB_VARIABLE.split("_")[0] + "_"  # every JUPYTERHUB_* variable

@@ -1,40 +1,94 @@
-"""Answer key and visible checks of the chain-reliability notebook.
+"""Parameters, answer key and visible checks of the chain-reliability notebook.
 
-``key(P)`` computes every numeric answer from the parameter object with
-:mod:`decompkit.reliability`; ``check(item, answer, P)`` compares a student's answer with it
-and names the likely mistake. The expected value is never printed.
+``key(P)`` computes every answer from the parameter object with :mod:`decompkit.reliability`;
+``check(item, answer, P)`` compares a student's answer with it and names the likely mistake.
+The expected value is never printed.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .. import reliability as rel
-from ..checks import check_choices, check_number
-from ..variants import ChainParams
-from . import cached_key, known_item, mistake_clashes
+from ._contract import Exercise
+from ._support import cached_key, grid, known_item, mistake_clashes
+from .checks import check_choices, check_number
 
 __all__ = [
+    "ChainParams",
+    "draw",
     "degenerate",
     "key",
     "check",
     "CHECK_ITEMS",
     "check_kinds",
     "check_reads",
-    "kinds_key",
-    "reads_key",
+    "EXERCISE",
 ]
 
 
+@dataclass(frozen=True)
+class ChainParams:
+    """Numbers of the chain-reliability notebook (lecture sections 1-2).
+
+    Attributes
+    ----------
+    p, n : per-step success rate and chain length of the worked chain.
+    p_monolithic : per-step rate behind the monolithic prompt whose task success is given.
+    p_half : per-step rate for the half-life exercise.
+    d, phi : detection and false-positive rates of the boundary check.
+    k : attempts allowed behind a perfect check.
+    d_other, phi_other : a second check, to decide whether it is worth adding.
+    d_graph : detection rate in the per-step vs per-graph comparison.
+    """
+
+    p: float = 0.9
+    n: int = 10
+    p_monolithic: float = 0.8
+    p_half: float = 0.95
+    d: float = 0.8
+    phi: float = 0.1
+    k: int = 3
+    d_other: float = 0.3
+    phi_other: float = 0.4
+    d_graph: float = 1.0
+
+    @property
+    def task_success(self) -> float:
+        """Success of the monolithic prompt over n steps, rounded as a measurement would be."""
+        return round(self.p_monolithic**self.n, 4)
+
+
+def draw(rng) -> ChainParams:
+    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`)."""
+    p = grid(rng, 0.60, 0.88, 0.001)
+    d = grid(rng, 0.40, 0.90, 0.001)
+    d_other = grid(rng, 0.20, 0.80, 0.001)
+    gap = grid(rng, 0.05, 0.20, 0.001)
+    helps = bool(rng.integers(0, 2))
+    return ChainParams(
+        p=p,
+        n=int(rng.integers(5, 13)),
+        p_monolithic=round(p - grid(rng, 0.03, 0.10, 0.001), 3),
+        p_half=grid(rng, 0.90, 0.99, 0.0001),
+        d=d,
+        phi=grid(rng, 0.01, round(d - 0.15, 3), 0.001),
+        k=int(rng.integers(2, 4)),
+        d_other=d_other,
+        phi_other=round(d_other - gap if helps else d_other + gap, 3),
+        d_graph=grid(rng, 0.60, 1.00, 0.01),
+    )
+
+
 @cached_key
-def key(P: ChainParams) -> dict[str, float | bool]:
-    """Every numeric answer of the notebook for the parameters ``P``.
+def key(P: ChainParams) -> dict:
+    """Every answer of the notebook for the parameters ``P``.
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> round(key(params("chain"))["chain_success"], 4)
-    0.3487
+    >>> round(key(ChainParams())["chain_success"], 4), key(ChainParams())["check_kinds"]["sql_runs"]
+    (0.3487, 'formal')
     """
     graph = rel.per_step_vs_per_graph(P.p, P.n, P.d_graph)
     return {
@@ -50,6 +104,8 @@ def key(P: ChainParams) -> dict[str, float | bool]:
         "other_check_helps": rel.check_helps(P.d_other, P.phi_other),
         "per_step": graph.per_step,
         "per_graph": graph.per_graph,
+        "check_kinds": dict(_KIND),
+        "check_reads": dict(_READS),
     }
 
 
@@ -58,8 +114,7 @@ def degenerate(P: ChainParams) -> list[str]:
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> degenerate(params("chain"))
+    >>> degenerate(ChainParams())
     []
     """
     found = mistake_clashes(key(P), lambda item: _mistakes(item, P))
@@ -157,12 +212,16 @@ def check(item: str, answer, P: ChainParams) -> bool:
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
     """
     expected = known_item(key(P), item)
+    if item == "check_kinds":
+        return check_kinds(answer)
+    if item == "check_reads":
+        return check_reads(answer)
     if item == "other_check_helps":
         return check_choices(
             item,
@@ -235,11 +294,29 @@ def check_reads(answer) -> bool:
     )
 
 
-def kinds_key() -> dict[str, str]:
-    """The formal/semantic answer of every item (for the hidden tests and the answer key)."""
-    return dict(_KIND)
-
-
-def reads_key() -> dict[str, str]:
-    """The artifact/narration answer of every item."""
-    return dict(_READS)
+#: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
+EXERCISE = Exercise(
+    name="chain",
+    file="01-chain-reliability",
+    Params=ChainParams,
+    draw=draw,
+    key=key,
+    check=check,
+    degenerate=degenerate,
+    grade_cells={
+        "chain_success_value": "chain_success",
+        "effective_rate_value": "effective_rate",
+        "half_life_value": "half_life",
+        "p_prime_value": "p_prime",
+        "k_attempts_value": "k_attempts",
+        "undetected_floor_value": "undetected_floor",
+        "retry_limit_value": "retry_limit",
+        "expected_attempts_value": "expected_attempts",
+        "fallible_value": "p_prime_fallible",
+        "check_helps_value": "other_check_helps",
+        "per_step_value": "per_step",
+        "per_graph_value": "per_graph",
+        "check_kinds_value": "check_kinds",
+        "check_reads_value": "check_reads",
+    },
+)

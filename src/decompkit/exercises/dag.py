@@ -1,4 +1,5 @@
-r"""Answer key and visible checks of the plan-DAG notebook (worked examples A and B).
+r"""Parameters, answer key and visible checks of the plan-DAG notebook (worked examples A
+and B).
 
 Orders are checked with :func:`decompkit.dag.order_violations`, so every valid order passes;
 a critical path passes when it follows edges and its durations add up to the makespan
@@ -8,10 +9,15 @@ a critical path passes when it follows edges and its durations add up to the mak
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .. import dag
-from ..checks import (
+from ..examples import speedup
+from ._contract import Exercise
+from ._support import DURATION_RANGES, cached_key, draw_durations, mistake_clashes, worked_example
+from .checks import (
     CheckFailed,
     check_number,
     check_order,
@@ -20,21 +26,65 @@ from ..checks import (
     on_track,
     unanswered,
 )
-from ..examples import speedup
-from ..variants import DagParams
-from . import cached_key, mistake_clashes
 
-__all__ = ["degenerate", "key", "check", "path_problems"]
+__all__ = ["DagParams", "draw", "degenerate", "key", "check", "path_problems", "EXERCISE"]
+
+
+@dataclass(frozen=True)
+class DagParams:
+    """Numbers and choices of the plan-DAG notebook (lecture section 4).
+
+    Attributes
+    ----------
+    example_a, example_b : names of the worked examples in ``decompkit.examples``
+        (A: the coding task, B: the connector migration).
+    durations_a, durations_b : ``(node, duration)`` pairs replacing the example's own
+        durations; empty keeps the lecture's.
+    coordination : coordination tax of example B's fan-out, in slots.
+    done, running : tasks of example A finished and in progress for the ready-set exercise.
+    slack_node : the task of example A whose slack is asked for.
+    workers : workers of the list schedules of example B.
+    """
+
+    example_a: str = "coding_task"
+    example_b: str = "migration"
+    durations_a: tuple = ()
+    durations_b: tuple = ()
+    coordination: int = 4
+    done: tuple = ("read_spec", "fetch_data")
+    running: tuple = ("write_tests",)
+    slack_node: str = "write_tests"
+    workers: int = 3
+
+    @property
+    def A(self):
+        """Worked example A with this object's durations (a fresh WorkedExample)."""
+        return worked_example(self.example_a, self.durations_a)
+
+    @property
+    def B(self):
+        """Worked example B with this object's durations and coordination tax."""
+        b = worked_example(self.example_b, self.durations_b)
+        return dataclasses.replace(b, coordination=self.coordination)
+
+
+def draw(rng) -> DagParams:
+    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`)."""
+    return DagParams(
+        durations_a=draw_durations(rng, DURATION_RANGES["coding_task"]),
+        durations_b=draw_durations(rng, DURATION_RANGES["migration"]),
+        coordination=int(rng.integers(4, 19)),
+    )
 
 
 @cached_key
 def key(P: DagParams) -> dict:
-    """Every answer of the notebook for the parameters ``P`` (paths: one valid choice).
+    """Every answer of the notebook for the parameters ``P`` (order and paths: one valid
+    choice each).
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> k = key(params("dag"))
+    >>> k = key(DagParams())
     >>> k["makespan_a"], k["slack_a"], k["slack_spurious"], k["wall_coordinated"]
     (10, 5, 2, 22)
     >>> round(k["speedup_b"], 2), k["locked"], k["locked_coordinated"]
@@ -47,6 +97,7 @@ def key(P: DagParams) -> dict:
     coordinated, durations = B.with_coordination()
     wall = dag.list_schedule(coordinated, durations, P.workers).makespan
     return {
+        "order_a": dag.topological_order(A.graph),
         "ready_now": set(dag.ready_set(A.graph, done=P.done, running=P.running)),
         "n_orders_a": dag.count_topological_orders(A.graph),
         "n_orders_b": dag.count_topological_orders(B.graph),
@@ -79,8 +130,7 @@ def degenerate(P: DagParams) -> list[str]:
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> degenerate(params("dag"))
+    >>> degenerate(DagParams())
     []
     """
     A, B = P.A, P.B
@@ -244,12 +294,12 @@ def _factorial(n: int) -> int:
 def check(item: str, answer, P: DagParams) -> bool:
     """Visible check of one answer of the notebook.
 
-    Items: ``"order_a"`` (any topological order of example A), ``"ready_now"``, ``"path_a"``,
-    ``"path_b"`` (any critical path), and the numbers of :func:`key`.
+    Items: those of :func:`key`; ``"order_a"`` passes for any topological order of example
+    A, ``"path_a"`` and ``"path_b"`` for any critical path.
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
@@ -284,10 +334,7 @@ def check(item: str, answer, P: DagParams) -> bool:
             },
         )
     if item not in expected:
-        raise ValueError(
-            f"item must be one of {sorted({'order_a', 'path_a', 'path_b', *expected})}, "
-            f"got {item!r}"
-        )
+        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
     if item == "speedup_b":
         return check_number(
             item,
@@ -301,3 +348,31 @@ def check(item: str, answer, P: DagParams) -> bool:
     return check_number(
         item, answer, expected[item], rtol=0, atol=1e-9, mistakes=_mistakes(item, P)
     )
+
+
+#: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
+EXERCISE = Exercise(
+    name="dag",
+    file="04-plan-dag",
+    Params=DagParams,
+    draw=draw,
+    key=key,
+    check=check,
+    degenerate=degenerate,
+    grade_cells={
+        "topological_order_value": "order_a",
+        "ready_set_value": "ready_now",
+        "count_orders_a_value": "n_orders_a",
+        "count_orders_b_value": "n_orders_b",
+        "makespan_a_value": "makespan_a",
+        "critical_path_a_value": "path_a",
+        "slack_value": "slack_a",
+        "critical_path_b_value": "path_b",
+        "spurious_slack_value": "slack_spurious",
+        "spurious_makespan_value": "makespan_spurious",
+        "coordinated_wall_value": "wall_coordinated",
+        "speedup_value": "speedup_b",
+        "locked_value": "locked",
+        "locked_coordinated_value": "locked_coordinated",
+    },
+)

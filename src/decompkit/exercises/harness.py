@@ -1,4 +1,4 @@
-r"""Answer key and visible checks of the plan-artefact and harness notebook.
+r"""Parameters, answer key and visible checks of the plan-artefact and harness notebook.
 
 Part A plays the connector migration on a :class:`decompkit.artefact.Plan`: its frontier, which
 moves and revisions the artefact refuses, and its honest progress. Part B runs the
@@ -11,6 +11,7 @@ Part C compares the attention cost of an appended transcript,
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +28,9 @@ from ..artefact import (
     migration_scenario,
     migration_stages,
 )
-from ..checks import (
+from ._contract import Exercise
+from ._support import cached_key, grid, known_item, mistake_clashes, text_table
+from .checks import (
     CheckFailed,
     check_choice,
     check_choices,
@@ -35,10 +38,11 @@ from ..checks import (
     check_set,
     unanswered,
 )
-from ..variants import HarnessParams
-from . import cached_key, known_item, mistake_clashes, text_table
 
 __all__ = [
+    "HarnessParams",
+    "draw",
+    "EXERCISE",
     "MOVES",
     "REVISIONS",
     "STAGE",
@@ -51,6 +55,59 @@ __all__ = [
     "steps_table",
     "events_table",
 ]
+
+
+@dataclass(frozen=True)
+class HarnessParams:
+    """Numbers of the plan-artefact and harness notebook (lecture sections 3 and 4).
+
+    Attributes
+    ----------
+    n, p, q : subtasks, executor accuracy per round and audit detection of the loop.
+    budget_factor : rounds allowed per subtask; the budget is ``round(budget_factor * n)``.
+    persuasion : chance that an auditor reading the executor's trace is talked out of a catch.
+    runs, seed : size and seed of the simulated runs.
+    T, a, L0, L_star : rounds, tokens appended per round, starting context, and the bounded
+        context of a fresh round, for the context-growth comparison.
+    """
+
+    n: int = 50
+    p: float = 0.95
+    q: float = 0.9
+    budget_factor: float = 2.0
+    persuasion: float = 0.9
+    runs: int = 10_000
+    seed: int = 2026
+    T: int = 100
+    a: int = 500
+    L0: int = 2000
+    L_star: int = 4000
+
+    @property
+    def budget(self) -> int:
+        """Round budget of the loop, ``round(budget_factor * n)``."""
+        return round(self.budget_factor * self.n)
+
+
+def draw(rng) -> HarnessParams:
+    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`).
+
+    Budgets are tight (1 to 1.15 rounds per subtask), so running out of budget is a real
+    outcome beside success and corruption.
+    """
+    return HarnessParams(
+        n=int(rng.integers(10, 61)),
+        p=grid(rng, 0.90, 0.98, 0.001),
+        q=grid(rng, 0.30, 0.90, 0.001),
+        budget_factor=grid(rng, 1.00, 1.15, 0.01),
+        persuasion=grid(rng, 0.50, 0.95, 0.01),
+        seed=int(rng.integers(0, 2**31)),
+        T=int(rng.integers(20, 201)),
+        a=50 * int(rng.integers(2, 21)),
+        L0=100 * int(rng.integers(5, 41)),
+        L_star=500 * int(rng.integers(4, 17)),
+    )
+
 
 #: The stage of the migration at which the frontier is asked for.
 STAGE = "read_schemas done"
@@ -193,8 +250,7 @@ def key(P: HarnessParams) -> dict:
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> k = key(params("harness"))
+    >>> k = key(HarnessParams())
     >>> sorted(k["ready_now"]), f"{k['progress_original']:.3f} {k['progress_current']:.3f}"
     (['patch_etl', 'patch_reporting'], '0.833 0.556')
     >>> round(k["success"], 3), round(k["success_trace_reader"], 3)
@@ -282,7 +338,7 @@ def check(item: str, answer, P: HarnessParams) -> bool:
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
@@ -370,8 +426,8 @@ def degenerate(P: HarnessParams) -> list[str]:
     The lecture's budget of 2n rounds is so generous that almost no run runs out of it, so
     corruption is all but 1 - success; per-student budgets are tighter:
 
-    >>> from decompkit.variants import params
-    >>> [problem.split(":")[0] for problem in degenerate(params("harness"))]
+    >>> from decompkit.exercises.params import params
+    >>> [problem.split(":")[0] for problem in degenerate(HarnessParams())]
     ['corrupted', 'no run runs out of budget']
     >>> degenerate(params("harness", "s0001"))
     []
@@ -387,3 +443,29 @@ def degenerate(P: HarnessParams) -> list[str]:
     if 1 - expected["success"] - expected["corrupted"] < 0.02:
         found.append("no run runs out of budget: corruption would be 1 - success")
     return found
+
+
+#: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
+EXERCISE = Exercise(
+    name="harness",
+    file="06-plan-artefact-and-loop",
+    Params=HarnessParams,
+    draw=draw,
+    key=key,
+    check=check,
+    degenerate=degenerate,
+    grade_cells={
+        "ready_now_value": "ready_now",
+        "moves_value": "moves",
+        "progress_original_value": "progress_original",
+        "progress_current_value": "progress_current",
+        "refused_value": "refused",
+        "success_value": "success",
+        "corrupted_value": "corrupted",
+        "q_effective_value": "q_effective",
+        "success_trace_reader_value": "success_trace_reader",
+        "clustered_value": "clustered",
+        "appended_cost_value": "appended_cost",
+        "cost_ratio_value": "cost_ratio",
+    },
+)

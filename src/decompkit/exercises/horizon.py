@@ -1,30 +1,74 @@
-"""Answer key and visible checks of the long-horizon notebook (the audited Markov chain)."""
+"""Parameters, answer key and visible checks of the long-horizon notebook (the audited
+Markov chain)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import markov
-from ..checks import CheckFailed, check_number, not_yet, on_track, unanswered
-from ..variants import HorizonParams
-from . import cached_key, known_item, mistake_clashes
+from ._contract import Exercise
+from ._support import cached_key, grid, known_item, mistake_clashes
+from .checks import CheckFailed, check_number, not_yet, on_track, unanswered
 
-__all__ = ["degenerate", "key", "check", "check_matrix"]
+__all__ = ["HorizonParams", "draw", "degenerate", "key", "check", "check_matrix", "EXERCISE"]
+
+
+@dataclass(frozen=True)
+class HorizonParams:
+    """Numbers of the long-horizon notebook (lecture section 3).
+
+    Attributes
+    ----------
+    p, q : executor accuracy per round and audit detection probability.
+    n : horizon (number of subtasks) of the worked example.
+    budget_factor : rounds allowed per subtask; the budget is ``round(budget_factor * n)``.
+    n_small : horizon of the transition matrix built by hand.
+    t : rounds after which the grounded probability is asked for.
+    trials, seed : size and seed of the Monte Carlo check.
+    """
+
+    p: float = 0.95
+    q: float = 0.5
+    n: int = 50
+    budget_factor: float = 2.0
+    n_small: int = 3
+    t: int = 20
+    trials: int = 20_000
+    seed: int = 2026
+
+    @property
+    def budget(self) -> int:
+        """Round budget of the worked example, ``round(budget_factor * n)``."""
+        return round(self.budget_factor * self.n)
+
+
+def draw(rng) -> HorizonParams:
+    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`)."""
+    return HorizonParams(
+        p=grid(rng, 0.90, 0.98, 0.001),
+        q=grid(rng, 0.20, 0.80, 0.001),
+        n=int(rng.integers(20, 81)),
+        budget_factor=grid(rng, 1.5, 2.5, 0.1),
+        t=int(rng.integers(10, 41)),
+        seed=int(rng.integers(0, 2**31)),
+    )
 
 
 @cached_key
-def key(P: HorizonParams) -> dict[str, float | int | None]:
-    """Every numeric answer of the notebook for the parameters ``P``.
+def key(P: HorizonParams) -> dict:
+    """Every answer of the notebook for the parameters ``P`` (the matrix as nested lists).
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> round(key(params("horizon"))["success"], 3)
-    0.273
+    >>> k = key(HorizonParams())
+    >>> round(k["success"], 3), k["T_small"][0]
+    (0.273, [0.025, 0.95, 0.0, 0.0, 0.025])
     """
     return {
+        "T_small": markov.transition_matrix(P.n_small, P.p, P.q).tolist(),
         "escape_rate": (1 - P.p) * (1 - P.q),
         "success": markov.success_exact(P.n, P.p, P.q, P.budget),
         "success_no_audit": markov.success_exact(P.n, P.p, 0.0, P.budget),
@@ -43,8 +87,8 @@ def degenerate(P: HorizonParams) -> list[str]:
     The lecture's own q = 0.5 makes the caught share (1-p) q equal to the missed share
     (1-p)(1-q), so a hint could not tell the two apart; per-student draws avoid it:
 
-    >>> from decompkit.variants import params
-    >>> [problem.split(":")[0] for problem in degenerate(params("horizon"))]
+    >>> from decompkit.exercises.params import params
+    >>> [problem.split(":")[0] for problem in degenerate(HorizonParams())]
     ['escape_rate']
     >>> degenerate(params("horizon", "s0001"))
     []
@@ -100,14 +144,18 @@ def _mistakes(item: str, P: HorizonParams) -> dict[str, float]:
 def check(item: str, answer, P: HorizonParams) -> bool:
     """Visible check of one numeric answer (see :func:`key` for the items).
 
+    ``"T_small"`` is the transition matrix (see :func:`check_matrix`).
+
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
     """
     expected = known_item(key(P), item)
+    if item == "T_small":
+        return check_matrix(answer, P)
     if item == "collapse":
         if unanswered(answer):
             return not_yet(item)
@@ -153,3 +201,25 @@ def check_matrix(answer, P: HorizonParams) -> bool:
     if not np.allclose(got, want, atol=1e-9):
         raise CheckFailed(name, "a move is off: advance p, stay (1-p) q, corrupt (1-p)(1-q)")
     return on_track(name)
+
+
+#: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
+EXERCISE = Exercise(
+    name="horizon",
+    file="02-long-horizons",
+    Params=HorizonParams,
+    draw=draw,
+    key=key,
+    check=check,
+    degenerate=degenerate,
+    grade_cells={
+        "transition_matrix_value": "T_small",
+        "escape_rate_value": "escape_rate",
+        "success_value": "success",
+        "success_no_audit_value": "success_no_audit",
+        "grounded_value": "grounded",
+        "grounded_half_life_value": "grounded_half_life",
+        "min_budget_factor_value": "min_budget_factor",
+        "collapse_value": "collapse",
+    },
+)

@@ -1,4 +1,5 @@
-r"""Answer key and visible checks of the plans-as-objects notebook, and its bank of plans.
+r"""Parameters, answer key and visible checks of the plans-as-objects notebook, and its bank
+of plans.
 
 A placement of an architecture is graded cell by cell with
 :func:`decompkit.architectures.grade_placement`. A generated plan :math:`\{s_i\}` is checked
@@ -10,27 +11,73 @@ with :func:`decompkit.plan.validate_plan`; its edges are read off the placeholde
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from .. import architectures
-from ..checks import CheckFailed, check_set, not_yet, on_track, unanswered
+from ..dag import descendants
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
-from ..variants import PlansParams
-from . import cached_key, text_table
+from ._contract import Exercise
+from ._support import cached_key, text_table
+from .checks import CheckFailed, check_set, not_yet, on_track, unanswered
 
 __all__ = [
+    "PlansParams",
+    "draw",
     "PLANS",
     "PROBLEM_KINDS",
+    "PLACEMENTS",
     "plan",
     "steps_table",
     "problems",
+    "repair_problems",
     "degenerate",
     "key",
     "check",
     "check_placement",
     "check_edges",
     "check_repair",
+    "EXERCISE",
 ]
+
+
+@dataclass(frozen=True)
+class PlansParams:
+    """Choices of the plans-as-objects notebook (lecture section 6).
+
+    Attributes
+    ----------
+    tools : the tool names the executor offers; a plan naming another tool is invalid.
+    max_steps : the largest plan the validator accepts.
+    plan_kinds : name (in :data:`PLANS`) of the broken plan whose kinds of problem are asked
+        for, and which is repaired at the end.
+    plan_cycle : name of the broken plan whose cycle is asked for.
+    plan_rewoo : name of the ``#E`` plan whose edges are derived by hand.
+    plan_compiler : name of the ``$k`` plan whose ``depends_on`` contradicts its arguments.
+    """
+
+    tools: tuple = ("search", "fetch_page", "summarise", "compare", "write_answer")
+    max_steps: int = 8
+    plan_kinds: str = "price_check"
+    plan_cycle: str = "release_notes"
+    plan_rewoo: str = "two_cities"
+    plan_compiler: str = "supplier_quotes"
+
+
+def draw(rng) -> PlansParams:
+    """The plans notebook asks about structure, which every student shares: no draw at all."""
+    return PlansParams()
+
+
+#: The placements the notebook asks for: ``{key item: architecture}``.
+PLACEMENTS = {
+    "placement_plan_and_execute": "Plan-and-Execute",
+    "placement_rewoo": "ReWOO",
+    "placement_llmcompiler": "LLMCompiler",
+    "placement_adapt": "ADaPT",
+    "placement_adaplanner": "AdaPlanner",
+}
 
 #: The kinds of problem :func:`decompkit.plan.validate_plan` reports about a plan's structure.
 PROBLEM_KINDS = (
@@ -133,14 +180,16 @@ def degenerate(P: PlansParams) -> list[str]:
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> degenerate(params("plans"))
+    >>> degenerate(PlansParams())
     []
     """
     found = []
     for name in (P.plan_kinds, P.plan_cycle):
         if not problems(name, P):
             found.append(f"the plan {name!r} has no problem to find")
+    repaired = key(P)["fixed_plan"]
+    if repair_problems(repaired, P):
+        found.append(f"the plan {P.plan_kinds!r} is not repaired by its tools and placeholders")
     return found
 
 
@@ -152,25 +201,43 @@ def _contradictions(name: str, kind: str) -> set:
     return {p.steps for p in edge_contradictions(plan(name)) if p.kind == kind}
 
 
+def _repaired(name: str, P: PlansParams) -> dict:
+    """One repair of the plan ``name``: every unknown tool replaced by the closest name of
+    ``P.tools``, every ``depends_on`` read off the step's placeholders."""
+    fixed = plan(name)
+    cited = placeholder_edges(fixed)
+    for step in fixed["steps"]:
+        if step["tool"] not in P.tools:
+            step["tool"] = difflib.get_close_matches(step["tool"], P.tools, n=1, cutoff=0)[0]
+        step["depends_on"] = list(cited[step["id"]])
+    return fixed
+
+
 @cached_key
 def key(P: PlansParams) -> dict:
-    """Every answer of the notebook for the parameters ``P`` (placements excepted).
+    """Every answer of the notebook for the parameters ``P``.
+
+    ``fixed_plan`` is one repair of the broken plan; any repair :func:`repair_problems`
+    accepts is right.
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> k = key(params("plans"))
+    >>> k = key(PlansParams())
     >>> sorted(k["kinds_a"]), sorted(k["cycle_b"])
     (['cycle', 'unknown_dependency', 'unknown_tool'], ['s3', 's4', 's5', 's6'])
     >>> k["rewoo_edges"]["E5"], sorted(k["reads_unlisted"])
     (('E4', 'E1', 'E2'), [('t5', 't4'), ('t6', 't3')])
+    >>> k["placement_rewoo"]["execution_order"], k["fixed_plan"]["steps"][2]["tool"]
+    ('list order', 'summarise')
     """
-    return {
+    placements = {item: architectures.placement(name) for item, name in PLACEMENTS.items()}
+    return placements | {
         "kinds_a": {p.kind for p in problems(P.plan_kinds, P)},
         "cycle_b": _cycle(P.plan_cycle, P),
         "rewoo_edges": placeholder_edges(plan(P.plan_rewoo)),
         "reads_unlisted": _contradictions(P.plan_compiler, "placeholder_without_dependency"),
         "listed_unread": _contradictions(P.plan_compiler, "dependency_without_placeholder"),
+        "fixed_plan": _repaired(P.plan_kinds, P),
     }
 
 
@@ -222,8 +289,6 @@ def _cycle_hints(name: str, P: PlansParams, expected: set) -> dict:
     steps = plan(name)["steps"]
     ids = {s["id"] for s in steps}
     graph = {s["id"]: [d for d in s["depends_on"] if d in ids] for s in steps}
-    from ..dag import descendants
-
     downstream = descendants(graph, list(expected)) - expected
     return {
         "a step that waits on the cycle is stuck too, but it is not on the cycle: from it "
@@ -238,16 +303,24 @@ def _cycle_hints(name: str, P: PlansParams, expected: set) -> dict:
 
 
 def check(item: str, answer, P: PlansParams) -> bool:
-    """Visible check of one set-valued answer: ``"kinds_a"``, ``"cycle_b"``, ``"reads_unlisted"``
-    or ``"listed_unread"`` (see :func:`check_edges` and :func:`check_repair` for the others).
+    """Visible check of one answer of the notebook (see :func:`key` for the items).
+
+    The placements go to :func:`check_placement`, ``"rewoo_edges"`` to :func:`check_edges`,
+    ``"fixed_plan"`` to :func:`check_repair`; the sets are checked here.
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint naming the likely mistake.
     ValueError
-        When ``item`` is not one of these items.
+        When ``item`` is not an item of this notebook.
     """
+    if item in PLACEMENTS:
+        return check_placement(PLACEMENTS[item], answer)
+    if item == "rewoo_edges":
+        return check_edges(answer, P)
+    if item == "fixed_plan":
+        return check_repair(answer, P)
     expected = key(P)
     if item == "kinds_a":
         got = _as_set(item, answer)
@@ -289,10 +362,7 @@ def check(item: str, answer, P: PlansParams) -> bool:
                 ),
             },
         )
-    raise ValueError(
-        "item must be one of ['cycle_b', 'kinds_a', 'listed_unread', 'reads_unlisted'], "
-        f"got {item!r}"
-    )
+    raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
 
 
 def _as_set(name: str, answer):
@@ -360,42 +430,59 @@ def _closure(edges: dict) -> dict:
     return out
 
 
-def check_repair(answer, P: PlansParams) -> bool:
-    """Visible check of the repaired ``P.plan_kinds``: valid, consistent, same ids and args.
+def repair_problems(answer, P: PlansParams) -> str:
+    """What keeps ``answer`` from being a repair of ``P.plan_kinds`` ("" when it is one).
+
+    A repair keeps every step with its id and arguments, passes the validator, and lists in
+    ``depends_on`` exactly the steps its arguments read. Never raises: a malformed answer
+    gets a message too, so a hidden test can ask ``repair_problems(...) == ""``.
 
     Examples
     --------
-    >>> from decompkit.variants import params
+    >>> repair_problems(plan("price_check"), PlansParams()).splitlines()[0]
+    'the validator still objects:'
+    >>> repair_problems(None, PlansParams())
+    "expected a plan: a dict with a list under 'steps'"
+    """
+    original = plan(P.plan_kinds)
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("steps"), list):
+        return "expected a plan: a dict with a list under 'steps'"
+    try:
+        kept = [(s["id"], s["args"]) for s in answer["steps"]]
+    except (TypeError, KeyError):
+        return "every step needs its 'id' and 'args'"
+    if kept != [(s["id"], s["args"]) for s in original["steps"]]:
+        return "keep every step, its id and its arguments; change only tools and depends_on"
+    try:
+        validate_plan(answer, P.tools, max_steps=P.max_steps)
+    except PlanError as error:
+        return f"the validator still objects:\n{error}"
+    left = edge_contradictions(answer)
+    if left:
+        lines = "\n".join(f"  - {p.message}" for p in left)
+        return f"valid, but depends_on and the arguments disagree:\n{lines}"
+    return ""
+
+
+def check_repair(answer, P: PlansParams) -> bool:
+    """Visible check of the repaired ``P.plan_kinds`` (see :func:`repair_problems`).
+
+    Examples
+    --------
     >>> fixed = plan("price_check")
     >>> fixed["steps"][2]["tool"] = "summarise"
     >>> fixed["steps"][4]["depends_on"] = []
     >>> fixed["steps"][5]["depends_on"] = ["s4"]
-    >>> check_repair(fixed, params("plans"))
+    >>> check_repair(fixed, PlansParams())
     [ok] fixed_plan: on track.
     True
     """
     name = "fixed_plan"
     if unanswered(answer):
         return not_yet(name)
-    original = plan(P.plan_kinds)
-    if not isinstance(answer, Mapping) or not isinstance(answer.get("steps"), list):
-        raise CheckFailed(name, "expected a plan: a dict with a list under 'steps'")
-    try:
-        kept = [(s["id"], s["args"]) for s in answer["steps"]]
-    except (TypeError, KeyError):
-        raise CheckFailed(name, "every step needs its 'id' and 'args'") from None
-    if kept != [(s["id"], s["args"]) for s in original["steps"]]:
-        raise CheckFailed(
-            name, "keep every step, its id and its arguments; change only tools and depends_on"
-        )
-    try:
-        validate_plan(answer, P.tools, max_steps=P.max_steps)
-    except PlanError as error:
-        raise CheckFailed(name, f"the validator still objects:\n{error}") from None
-    left = edge_contradictions(answer)
-    if left:
-        lines = "\n".join(f"  - {p.message}" for p in left)
-        raise CheckFailed(name, f"valid, but depends_on and the arguments disagree:\n{lines}")
+    report = repair_problems(answer, P)
+    if report:
+        raise CheckFailed(name, report)
     return on_track(name)
 
 
@@ -413,3 +500,28 @@ def steps_table(plan) -> str:
         shown = "-" if deps is None else (", ".join(map(str, deps)) or "[]")
         rows.append((str(step.get("id")), str(step.get("tool")), shown, repr(step.get("args"))))
     return text_table(rows)
+
+
+#: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
+EXERCISE = Exercise(
+    name="plans",
+    file="03-plans-as-objects",
+    Params=PlansParams,
+    draw=draw,
+    key=key,
+    check=check,
+    degenerate=degenerate,
+    grade_cells={
+        "placement_plan_and_execute_value": "placement_plan_and_execute",
+        "placement_rewoo_value": "placement_rewoo",
+        "placement_llmcompiler_value": "placement_llmcompiler",
+        "placement_adapt_value": "placement_adapt",
+        "placement_adaplanner_value": "placement_adaplanner",
+        "plan_problem_kinds_value": "kinds_a",
+        "plan_cycle_steps_value": "cycle_b",
+        "rewoo_edges_value": "rewoo_edges",
+        "reads_unlisted_value": "reads_unlisted",
+        "listed_unread_value": "listed_unread",
+        "repaired_plan_value": "fixed_plan",
+    },
+)

@@ -1,4 +1,5 @@
-r"""Answer key and visible checks of the scheduler-trace notebook (worked example A).
+r"""Parameters, answer key and visible checks of the scheduler-trace notebook (worked
+example A).
 
 A failure of :math:`f` blocks its cone :math:`\mathrm{desc}(f)`; under *stop* the call
 returns at once and cancels what runs, under *drain* it finishes everything still ready.
@@ -9,14 +10,73 @@ for the faulty node :math:`x`, at most ``kappa_plan`` times per chain of copies.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .. import scheduler as sc
-from ..checks import CheckFailed, check_number, check_set, unanswered
 from ..dag import ancestors, descendants
-from ..variants import TraceParams
-from . import cached_key, known_item, mistake_clashes
+from ._contract import Exercise
+from ._support import (
+    DURATION_RANGES,
+    cached_key,
+    draw_durations,
+    known_item,
+    mistake_clashes,
+    worked_example,
+)
+from .checks import CheckFailed, check_number, check_set, unanswered
 
-__all__ = ["degenerate", "failing_step", "key", "check"]
+__all__ = ["TraceParams", "draw", "degenerate", "failing_step", "key", "check", "EXERCISE"]
+
+
+@dataclass(frozen=True)
+class TraceParams:
+    """Numbers and choices of the scheduler-trace notebook (lecture section 5).
+
+    Attributes
+    ----------
+    example : name of the worked example in ``decompkit.examples`` (the coding task).
+    durations : ``(node, duration)`` pairs replacing the example's own; empty keeps them.
+    workers : workers of the scheduler.
+    kappa : attempts per task in the demonstration of a checked step.
+    failing : the task whose check fails (the red test run).
+    failing_early : a task whose failure catches another task still running.
+    faulty : the diagnosis of the failure of ``failing``: the task to unroll.
+    faulty_other : a second diagnosis, whose unrolling copies more of the plan.
+    kappa_plan : the plan-level cap on copies of one task.
+    red_runs : how many runs of ``failing`` in a row fail (the original, then its copies).
+    """
+
+    example: str = "coding_task"
+    durations: tuple = ()
+    workers: int = 2
+    kappa: int = 2
+    failing: str = "run_tests"
+    failing_early: str = "write_tests"
+    faulty: str = "write_code"
+    faulty_other: str = "fetch_data"
+    kappa_plan: int = 2
+    red_runs: int = 3
+
+    @property
+    def A(self):
+        """The worked example with this object's durations (a fresh WorkedExample)."""
+        return worked_example(self.example, self.durations)
+
+
+def draw(rng) -> TraceParams:
+    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`).
+
+    Durations are three times those of the plan-DAG notebook, so a run has room for overlap.
+    """
+    ranges = {node: (3 * a, 3 * b) for node, (a, b) in DURATION_RANGES["coding_task"].items()}
+    kappa_plan = int(rng.integers(1, 4))
+    return TraceParams(
+        durations=draw_durations(rng, ranges),
+        workers=int(rng.integers(2, 4)),
+        failing_early=("write_tests", "fetch_data")[int(rng.integers(0, 2))],
+        kappa_plan=kappa_plan,
+        red_runs=kappa_plan + 1,
+    )
 
 
 def failing_step(node, runs: int = 1) -> sc.ScriptedStep:
@@ -76,10 +136,11 @@ def _limit(P: TraceParams):
 def key(P: TraceParams) -> dict:
     """Every answer of the notebook for the parameters ``P``.
 
+    ``report_preds`` holds the predecessors of the task that reads the failed check.
+
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> k = key(params("trace"))
+    >>> k = key(TraceParams())
     >>> sorted(k["blocked_early"]), sorted(k["cancelled_stop"]), k["end_drain"]
     (['report', 'run_tests'], ['fetch_data'], 8)
     >>> sorted(k["new_nodes"]), k["end_repaired"], k["repairs_made"], k["end_gives_up"]
@@ -108,7 +169,7 @@ def key(P: TraceParams) -> dict:
         "done_drain": set(early_drain.done),
         "end_drain": early_drain.makespan,
         "new_nodes": set(repair.copies.values()),
-        "report_preds": {n: set(repair.graph[n]) for n in _readers(P)},
+        "report_preds": set(repair.graph[_readers(P)[0]]),
         "repaired_preds": set(repair.graph[copy_of_faulty]),
         "new_nodes_other": set(other.copies.values()),
         "end_repaired": repaired.makespan,
@@ -246,10 +307,11 @@ def degenerate(P: TraceParams) -> list[str]:
 
     Examples
     --------
-    >>> from decompkit.variants import params
-    >>> degenerate(params("trace"))
+    >>> degenerate(TraceParams())
     []
     """
+    if len(_readers(P)) != 1:
+        return [f"the failed check {P.failing!r} must be read by exactly one task"]
     expected = key(P)
     found = mistake_clashes(expected, lambda item: _mistakes(item, P, expected))
     for item in ("blocked_early", "cancelled_stop"):
@@ -267,7 +329,7 @@ def check(item: str, answer, P: TraceParams) -> bool:
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
@@ -279,11 +341,10 @@ def check(item: str, answer, P: TraceParams) -> bool:
         ):
             raise CheckFailed(item, f"expected a set of tasks, got {answer!r}")
     if item == "report_preds":
-        (want,) = expected[item].values()
         return check_set(
             item,
             answer,
-            want,
+            expected[item],
             hints={
                 f"the old {P.failing} failed for good; the reader is re-pointed to its copy": (
                     lambda got: P.failing in got
@@ -297,3 +358,29 @@ def check(item: str, answer, P: TraceParams) -> bool:
     return check_number(
         item, answer, expected[item], rtol=0, atol=1e-9, mistakes=_mistakes(item, P, expected)
     )
+
+
+#: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
+EXERCISE = Exercise(
+    name="trace",
+    file="05-scheduler-trace",
+    Params=TraceParams,
+    draw=draw,
+    key=key,
+    check=check,
+    degenerate=degenerate,
+    grade_cells={
+        "blocked_late_value": "blocked_late",
+        "blocked_early_value": "blocked_early",
+        "cancelled_stop_value": "cancelled_stop",
+        "done_drain_value": "done_drain",
+        "end_drain_value": "end_drain",
+        "unrolled_nodes_value": "new_nodes",
+        "repointed_edges_value": "report_preds",
+        "repaired_inputs_value": "repaired_preds",
+        "repaired_makespan_value": "end_repaired",
+        "unrolled_nodes_other_value": "new_nodes_other",
+        "repairs_made_value": "repairs_made",
+        "gives_up_value": "end_gives_up",
+    },
+)

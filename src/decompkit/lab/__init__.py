@@ -4,6 +4,9 @@ Models propose typed answers :math:`y \in Y` (a schema check at every boundary);
 DAG :math:`G` of tool calls, run in list order (ReWOO, wall time :math:`\sum_v d_v`) or
 compiled into a graph whose independent steps overlap (LLMCompiler, wall time near the
 critical path). Offline by default: scripted models, simulated tools.
+
+The lab may import the lecture's maths and :mod:`decompkit.exercises` (its visible checks),
+never plotting or notebook machinery; only the lab notebook and its tests import it.
 """
 
 from .compiler import (
@@ -16,7 +19,7 @@ from .compiler import (
     run_on_scheduler,
     series_parallel,
 )
-from .execute import LabRun, Recorder, checked_step, durations
+from .execute import LabRun, Recorder, durations, run_checked_step
 from .models import MODEL_ENV, PLANS, ROLES, SCRIPTS, agent, model, model_in_use
 from .replan import (
     ReplanLimitError,
@@ -26,7 +29,17 @@ from .replan import (
     run_with_replanning,
 )
 from .rewoo import ReWOOResult, make_plan, run_rewoo, solve, solver_prompt, work
-from .schema import Answer, Code, Plan, Quote, Repair, Step, check_plan, plan_problems, substitute
+from .schema import (
+    Answer,
+    Code,
+    PlanRepair,
+    Quote,
+    TypedPlan,
+    TypedStep,
+    check_plan,
+    plan_problems,
+    substitute,
+)
 from .tools import FAILURE_KINDS, LATENCY_MS, PAGES, TOOLS, Call, Toolbox, ToolError, page
 from .tutorials import (
     CANDIDATES,
@@ -55,12 +68,12 @@ __all__ = [
     "model_in_use",
     "agent",
     # typed contracts
-    "Step",
-    "Plan",
+    "TypedStep",
+    "TypedPlan",
     "Quote",
     "Answer",
     "Code",
-    "Repair",
+    "PlanRepair",
     "check_plan",
     "plan_problems",
     "substitute",
@@ -75,7 +88,7 @@ __all__ = [
     "page",
     "LabRun",
     "Recorder",
-    "checked_step",
+    "run_checked_step",
     "durations",
     # tutorials
     "Extraction",

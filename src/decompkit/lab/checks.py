@@ -6,7 +6,8 @@ latencies), never typed in; an answer still ``None`` is reported as not answered
 
 from __future__ import annotations
 
-from ..checks import (
+from ..dag import critical_path
+from ..exercises.checks import (
     CheckFailed,
     as_number,
     check_number,
@@ -15,10 +16,9 @@ from ..checks import (
     on_track,
     unanswered,
 )
-from ..dag import critical_path
 from .execute import durations
 from .models import PLANS
-from .schema import Plan, check_plan, plan_problems
+from .schema import TypedPlan, check_plan, plan_problems
 from .tools import TOOLS
 from .tutorials import CANDIDATES, overlap_ms, schema_errors
 
@@ -28,8 +28,8 @@ __all__ = ["ITEMS", "expected", "check"]
 ITEMS = ("schema_rejects", "overlap_ms", "new_tasks", "plan_times", "broken_kinds")
 
 
-def _quotes() -> Plan:
-    return Plan(goal="quotes", steps=PLANS["quotes"])
+def _quotes() -> TypedPlan:
+    return TypedPlan(goal="quotes", steps=PLANS["quotes"])
 
 
 def expected(item: str):
@@ -53,7 +53,7 @@ def expected(item: str):
         cp = critical_path(check_plan(plan, TOOLS), durations(plan))
         return (cp.serial_time, cp.makespan)
     if item == "broken_kinds":
-        broken = Plan(goal="broken", steps=PLANS["broken"])
+        broken = TypedPlan(goal="broken", steps=PLANS["broken"])
         return {p.kind for p in plan_problems(broken, TOOLS)}
     raise ValueError(f"item must be one of {ITEMS[:1] + ITEMS[2:]}, got {item!r}")
 
@@ -86,7 +86,7 @@ def check(item: str, answer, run=None) -> bool:
 
     Raises
     ------
-    decompkit.checks.CheckFailed
+    decompkit.exercises.checks.CheckFailed
         When the answer is off, with a hint.
     ValueError
         When ``item`` is unknown, or ``run`` is missing for ``"overlap_ms"``.

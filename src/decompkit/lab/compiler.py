@@ -20,8 +20,8 @@ from .._validate import count
 from ..dag import predecessors_map, topological_order
 from ..plan import PlanError
 from ..scheduler import ScheduleResult, schedule
-from .execute import LabRun, Recorder, checked_step, durations
-from .schema import Plan, check_plan, require_plan
+from .execute import LabRun, Recorder, durations, run_checked_step
+from .schema import TypedPlan, check_plan, require_plan
 from .tools import TOOLS, Toolbox, require_toolbox
 
 __all__ = [
@@ -282,7 +282,7 @@ class CompiledPlan:
 
     Attributes
     ----------
-    plan : Plan
+    plan : TypedPlan
     graph : dict
         ``{step id: tuple of ids it depends on}``, as checked.
     tree : node, Series, Parallel or None
@@ -304,7 +304,7 @@ class CompiledPlan:
         steps = {s.id: s for s in plan.steps}
 
         async def execute(sid, rec):
-            await checked_step(steps[sid], toolbox, rec, kappa=kappa, ids=ids)
+            await run_checked_step(steps[sid], toolbox, rec, kappa=kappa, ids=ids)
 
         self.pgraph = None if tree is None else _Builder(execute, ids, subgraphs).graph(tree)
 
@@ -336,7 +336,7 @@ class CompiledPlan:
 
 
 def compile_plan(
-    plan: Plan,
+    plan: TypedPlan,
     toolbox: Toolbox,
     *,
     tools=None,
@@ -349,7 +349,7 @@ def compile_plan(
 
     Parameters
     ----------
-    plan : Plan
+    plan : TypedPlan
     toolbox : Toolbox
         The tools the steps call.
     tools : iterable of str, optional
@@ -378,11 +378,11 @@ def compile_plan(
 
     Examples
     --------
-    >>> from decompkit.lab.schema import Plan, Step
-    >>> plan = Plan(goal="g", steps=[
-    ...     Step(id="E1", tool="search", args={"query": "supplier P"}),
-    ...     Step(id="E2", tool="search", args={"query": "supplier Q"}),
-    ...     Step(id="E3", tool="compare", args={"pages": ["#E1", "#E2"]},
+    >>> from decompkit.lab.schema import TypedPlan, TypedStep
+    >>> plan = TypedPlan(goal="g", steps=[
+    ...     TypedStep(id="E1", tool="search", args={"query": "supplier P"}),
+    ...     TypedStep(id="E2", tool="search", args={"query": "supplier Q"}),
+    ...     TypedStep(id="E3", tool="compare", args={"pages": ["#E1", "#E2"]},
     ...          depends_on=["E1", "E2"]),
     ... ])
     >>> compiled = compile_plan(plan, Toolbox())
@@ -402,12 +402,14 @@ def compile_plan(
     return CompiledPlan(plan, graph, tree, toolbox, kappa, subgraphs)
 
 
-async def run_if_valid(plan: Plan, toolbox: Toolbox, *, tools=None, max_steps: int = 20, kappa=1):
+async def run_if_valid(
+    plan: TypedPlan, toolbox: Toolbox, *, tools=None, max_steps: int = 20, kappa=1
+):
     """Check, compile and run a plan; or return what stopped it, before any tool was called.
 
     Parameters
     ----------
-    plan : Plan
+    plan : TypedPlan
     toolbox : Toolbox
     tools, max_steps, kappa
         As for :func:`compile_plan`.
@@ -423,7 +425,7 @@ async def run_if_valid(plan: Plan, toolbox: Toolbox, *, tools=None, max_steps: i
     >>> import asyncio
     >>> from decompkit.lab.models import PLANS
     >>> box = Toolbox()
-    >>> outcome = asyncio.run(run_if_valid(Plan(goal="g", steps=PLANS["cycle"]), box))
+    >>> outcome = asyncio.run(run_if_valid(TypedPlan(goal="g", steps=PLANS["cycle"]), box))
     >>> outcome.kinds(), box.calls
     (['cycle'], [])
     """
@@ -434,7 +436,7 @@ async def run_if_valid(plan: Plan, toolbox: Toolbox, *, tools=None, max_steps: i
     return await compiled.run()
 
 
-def run_on_scheduler(plan: Plan, latency=None, *, tools=None, max_steps: int = 20):
+def run_on_scheduler(plan: TypedPlan, latency=None, *, tools=None, max_steps: int = 20):
     """Run a plan the graph library cannot express on the kit's scheduler instead.
 
     The scheduler dispatches the ready set as workers free up, so any DAG runs; here with
@@ -444,7 +446,7 @@ def run_on_scheduler(plan: Plan, latency=None, *, tools=None, max_steps: int = 2
 
     Parameters
     ----------
-    plan : Plan
+    plan : TypedPlan
     latency : Mapping, optional
         ``{tool: ms}`` (default :data:`~decompkit.lab.tools.LATENCY_MS`).
     tools : iterable of str, optional
@@ -462,7 +464,7 @@ def run_on_scheduler(plan: Plan, latency=None, *, tools=None, max_steps: int = 2
     Examples
     --------
     >>> from decompkit.lab.models import PLANS
-    >>> plan = Plan(goal="g", steps=PLANS["n_shape"])
+    >>> plan = TypedPlan(goal="g", steps=PLANS["n_shape"])
     >>> run_on_scheduler(plan).makespan
     160
     """

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 
 from .._validate import count
 from ..scheduler import Artifact, Event, FailureReport, ScheduleResult, Trace, retry_prompt
-from .schema import Plan, Step, substitute
+from .schema import TypedPlan, TypedStep, substitute
 from .tools import LATENCY_MS, Toolbox, ToolError, check_output
 
-__all__ = ["LabRun", "Recorder", "checked_step", "durations"]
+__all__ = ["LabRun", "Recorder", "run_checked_step", "durations"]
 
 
 @dataclass(frozen=True)
@@ -31,18 +31,18 @@ class LabRun(ScheduleResult):
     ----------
     evidence : dict
         ``{step id: output}`` of the steps that finished.
-    plan : Plan or None
+    plan : TypedPlan or None
         The plan as run (after the last repair, for a replanning run).
     rounds : int
         1, plus one per replanning round.
     repairs : tuple
-        The :class:`~decompkit.lab.schema.Repair` of each replanning round.
+        The :class:`~decompkit.lab.schema.PlanRepair` of each replanning round.
     gave_up : str or None
         The step still failed when the replanning cap was spent, else None.
     """
 
     evidence: dict = field(default_factory=dict)
-    plan: Plan | None = None
+    plan: TypedPlan | None = None
     rounds: int = 1
     repairs: tuple = ()
     gave_up: str | None = None
@@ -127,12 +127,12 @@ def _with_lanes(events) -> tuple[list, int]:
     return out, used
 
 
-def _call_text(step: Step, args) -> str:
+def _call_text(step: TypedStep, args) -> str:
     shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
     return f"{step.id}: {step.tool}({shown})"
 
 
-def _failed_input(step: Step, rec: Recorder):
+def _failed_input(step: TypedStep, rec: Recorder):
     """The first dependency that failed or is blocked, or None."""
     for dep in step.depends_on:
         if isinstance(rec.out.get(dep), FailureReport) or dep in rec.blocked:
@@ -140,14 +140,20 @@ def _failed_input(step: Step, rec: Recorder):
     return None
 
 
-async def checked_step(
-    step: Step, toolbox: Toolbox, rec: Recorder, *, kappa: int = 1, ids=None, check: bool = True
+async def run_checked_step(
+    step: TypedStep,
+    toolbox: Toolbox,
+    rec: Recorder,
+    *,
+    kappa: int = 1,
+    ids=None,
+    check: bool = True,
 ):
     """Run one plan step as a checked step and record its artifact or failure report.
 
     Parameters
     ----------
-    step : Step
+    step : TypedStep
     toolbox : Toolbox
     rec : Recorder
         Holds the outputs of earlier steps (read through the placeholders) and receives
@@ -210,12 +216,12 @@ async def checked_step(
     return report
 
 
-def durations(plan: Plan, latency=None) -> dict:
+def durations(plan: TypedPlan, latency=None) -> dict:
     """``{step id: ms}``: each step's tool latency, the durations the DAG functions take.
 
     Examples
     --------
-    >>> plan = Plan(goal="g", steps=[Step(id="E1", tool="search", args={"query": "q"})])
+    >>> plan = TypedPlan(goal="g", steps=[TypedStep(id="E1", tool="search", args={"query": "q"})])
     >>> durations(plan)
     {'E1': 40}
     """

@@ -17,7 +17,7 @@ from ..scheduler import FailureReport, RepairLimitError
 from .compiler import compile_plan
 from .execute import LabRun, Recorder
 from .models import agent
-from .schema import Plan, Repair, Step
+from .schema import PlanRepair, TypedPlan, TypedStep
 from .tools import Toolbox
 
 __all__ = [
@@ -55,19 +55,19 @@ class ReplanLimitError(RepairLimitError):
 _ID = re.compile(r"E(\d+)")
 
 
-def _next_id(plan: Plan) -> int:
+def _next_id(plan: TypedPlan) -> int:
     numbers = [int(m.group(1)) for s in plan.steps if (m := _ID.fullmatch(s.id))]
     return max(numbers, default=0) + 1
 
 
-def replanner_prompt(plan: Plan, run: LabRun, failed: str) -> str:
+def replanner_prompt(plan: TypedPlan, run: LabRun, failed: str) -> str:
     """What the replanner reads: the plan, what ran, the failure report; rebuilt, not accumulated.
 
     The failed attempts themselves are not in it, only the report the checked step wrote.
 
     Examples
     --------
-    >>> plan = Plan(goal="g", steps=[Step(id="E1", tool="search", args={"query": "q"})])
+    >>> plan = TypedPlan(goal="g", steps=[TypedStep(id="E1", tool="search", args={"query": "q"})])
     >>> rec = Recorder()
     >>> rec.out["E1"] = FailureReport("E1", "rejected", 2, "no address")
     >>> sorted(json.loads(replanner_prompt(plan, rec.result({"E1": ()}, plan), "E1")))
@@ -86,12 +86,12 @@ def replanner_prompt(plan: Plan, run: LabRun, failed: str) -> str:
     return json.dumps(request, indent=1)
 
 
-async def ask_replanner(plan: Plan, run: LabRun, failed: str) -> Repair:
+async def ask_replanner(plan: TypedPlan, run: LabRun, failed: str) -> PlanRepair:
     """Ask the replanner (one model call) for new steps that stand in for ``failed``.
 
     Parameters
     ----------
-    plan : Plan
+    plan : TypedPlan
     run : LabRun
         The run in which ``failed`` failed.
     failed : str
@@ -99,7 +99,7 @@ async def ask_replanner(plan: Plan, run: LabRun, failed: str) -> Repair:
 
     Returns
     -------
-    Repair
+    PlanRepair
         Well-formed (the schema checked it); :func:`apply_repair` and the plan check
         decide whether it is usable.
 
@@ -112,14 +112,14 @@ async def ask_replanner(plan: Plan, run: LabRun, failed: str) -> Repair:
     --------
     >>> import asyncio
     >>> from decompkit.lab.models import PLANS
-    >>> plan = Plan(goal="g", steps=PLANS["quotes"])
+    >>> plan = TypedPlan(goal="g", steps=PLANS["quotes"])
     >>> rec = Recorder()
     >>> rec.out["E5"] = FailureReport("E5", "rejected", 2, "error page")
     >>> repair = asyncio.run(ask_replanner(plan, rec.result({}, plan), "E5"))
     >>> [(s.id, s.tool) for s in repair.steps], repair.repoint
     ([('E8', 'search'), ('E9', 'fetch_page')], {'E5': 'E9'})
     """
-    result = await agent("replanner", Repair).run(replanner_prompt(plan, run, failed))
+    result = await agent("replanner", PlanRepair).run(replanner_prompt(plan, run, failed))
     return result.output
 
 
@@ -135,19 +135,19 @@ def _repoint_args(value, old: str, new: str):
     return {k: _repoint_args(v, old, new) for k, v in value.items()}
 
 
-def apply_repair(plan: Plan, repair: Repair, run: LabRun) -> Plan:
+def apply_repair(plan: TypedPlan, repair: PlanRepair, run: LabRun) -> TypedPlan:
     """The plan after a repair: new steps appended, unexecuted readers re-pointed.
 
     Parameters
     ----------
-    plan : Plan
-    repair : Repair
+    plan : TypedPlan
+    repair : PlanRepair
     run : LabRun
         Says which steps have run (done or failed): those are never changed.
 
     Returns
     -------
-    Plan
+    TypedPlan
         A new plan; the input is not modified. It still has to pass its check.
 
     Raises
@@ -158,13 +158,13 @@ def apply_repair(plan: Plan, repair: Repair, run: LabRun) -> Plan:
 
     Examples
     --------
-    >>> plan = Plan(goal="g", steps=[
-    ...     Step(id="E1", tool="fetch_page", args={"url": "https://q.example/quote"}),
-    ...     Step(id="E2", tool="compare", args={"pages": ["#E1"]}, depends_on=["E1"]),
+    >>> plan = TypedPlan(goal="g", steps=[
+    ...     TypedStep(id="E1", tool="fetch_page", args={"url": "https://q.example/quote"}),
+    ...     TypedStep(id="E2", tool="compare", args={"pages": ["#E1"]}, depends_on=["E1"]),
     ... ])
     >>> rec = Recorder()
     >>> rec.out["E1"] = FailureReport("E1", "rejected", 2, "error page")
-    >>> fix = Repair(steps=[Step(id="E3", tool="fetch_page", args={"url": "x"})],
+    >>> fix = PlanRepair(steps=[TypedStep(id="E3", tool="fetch_page", args={"url": "x"})],
     ...              repoint={"E1": "E3"})
     >>> new = apply_repair(plan, fix, rec.result({"E1": (), "E2": ("E1",)}, plan))
     >>> new.step("E2").args, new.step("E2").depends_on
@@ -190,13 +190,15 @@ def apply_repair(plan: Plan, repair: Repair, run: LabRun) -> Plan:
             for old, new in repair.repoint.items():
                 args = _repoint_args(args, old, new)
                 deps = [new if d == old else d for d in deps]
-            step = Step(id=step.id, tool=step.tool, args=args, depends_on=list(dict.fromkeys(deps)))
+            step = TypedStep(
+                id=step.id, tool=step.tool, args=args, depends_on=list(dict.fromkeys(deps))
+            )
         steps.append(step)
-    return Plan(goal=plan.goal, steps=steps + list(repair.steps))
+    return TypedPlan(goal=plan.goal, steps=steps + list(repair.steps))
 
 
 async def run_with_replanning(
-    plan: Plan,
+    plan: TypedPlan,
     toolbox: Toolbox,
     *,
     kappa: int = 2,
@@ -209,7 +211,7 @@ async def run_with_replanning(
 
     Parameters
     ----------
-    plan : Plan
+    plan : TypedPlan
     toolbox : Toolbox
     kappa : int, optional
         Attempts per step inside the checked step (default 2: one retry).
@@ -242,7 +244,7 @@ async def run_with_replanning(
     --------
     >>> import asyncio
     >>> from decompkit.lab.models import PLANS
-    >>> plan = Plan(goal="g", steps=PLANS["quotes"])
+    >>> plan = TypedPlan(goal="g", steps=PLANS["quotes"])
     >>> box = Toolbox({"search": 0, "fetch_page": 0, "compare": 0}, failures={"E5": ["junk"] * 2})
     >>> run = asyncio.run(run_with_replanning(plan, box))
     >>> run.rounds, run.repairs[0].repoint, sorted(run.failed)
@@ -289,7 +291,7 @@ async def run_with_replanning(
         run = await compiled.run(recorder=rec)
 
 
-def _unroll_text(failed: str, step: Step, repair: Repair, readers: list) -> str:
+def _unroll_text(failed: str, step: TypedStep, repair: PlanRepair, readers: list) -> str:
     text = f"new {step.tool} step for the failed {failed}"
     if repair.repoint.get(failed) == step.id and readers:
         verb = "reads" if len(readers) == 1 else "read"

@@ -12,15 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dag import order_violations
-from .execute import LabRun, Recorder, checked_step
+from .execute import LabRun, Recorder, run_checked_step
 from .models import agent
-from .schema import Answer, Plan, check_plan, require_plan
+from .schema import Answer, TypedPlan, check_plan, require_plan
 from .tools import TOOLS, Toolbox, require_toolbox
 
 __all__ = ["make_plan", "work", "solve", "ReWOOResult", "run_rewoo", "solver_prompt"]
 
 
-async def make_plan(goal: str, *, script: str | None = None) -> Plan:
+async def make_plan(goal: str, *, script: str | None = None) -> TypedPlan:
     """Ask the planner for a typed plan; nothing is checked or run yet.
 
     Parameters
@@ -32,7 +32,7 @@ async def make_plan(goal: str, *, script: str | None = None) -> Plan:
 
     Returns
     -------
-    Plan
+    TypedPlan
         Well-formed: the schema rejected anything else (and the model had one retry).
 
     Raises
@@ -51,16 +51,16 @@ async def make_plan(goal: str, *, script: str | None = None) -> Plan:
     """
     if not isinstance(goal, str) or not goal.strip():
         raise ValueError(f"goal must be a non-empty str, got {goal!r}")
-    result = await agent("planner", Plan, script=script).run(goal)
+    result = await agent("planner", TypedPlan, script=script).run(goal)
     return result.output
 
 
-async def work(plan: Plan, toolbox: Toolbox, *, tools=None, max_steps: int = 20) -> LabRun:
+async def work(plan: TypedPlan, toolbox: Toolbox, *, tools=None, max_steps: int = 20) -> LabRun:
     """ReWOO's worker: check the plan, then run its steps one at a time, in list order.
 
     Parameters
     ----------
-    plan : Plan
+    plan : TypedPlan
     toolbox : Toolbox
     tools : iterable of str, optional
         The tools a plan may name (default :data:`~decompkit.lab.tools.TOOLS`).
@@ -98,17 +98,17 @@ async def work(plan: Plan, toolbox: Toolbox, *, tools=None, max_steps: int = 20)
         raise ValueError(f"ReWOO runs the steps in the order written, which breaks {late}")
     rec = Recorder()
     for step in plan.steps:
-        await checked_step(step, toolbox, rec, kappa=1, ids=ids, check=False)
+        await run_checked_step(step, toolbox, rec, kappa=1, ids=ids, check=False)
     return rec.result(graph, plan)
 
 
-def solver_prompt(goal: str, plan: Plan, run: LabRun) -> str:
+def solver_prompt(goal: str, plan: TypedPlan, run: LabRun) -> str:
     """What ReWOO's solver reads: the goal, the plan, and each step's evidence.
 
     Examples
     --------
-    >>> from decompkit.lab.schema import Step
-    >>> plan = Plan(goal="g", steps=[Step(id="E1", tool="search", args={"query": "q"})])
+    >>> from decompkit.lab.schema import TypedStep
+    >>> plan = TypedPlan(goal="g", steps=[TypedStep(id="E1", tool="search", args={"query": "q"})])
     >>> from decompkit.lab.execute import Recorder
     >>> rec = Recorder()
     >>> rec.evidence["E1"] = "https://q.example/quote"
@@ -127,13 +127,13 @@ def solver_prompt(goal: str, plan: Plan, run: LabRun) -> str:
     return "\n".join(lines)
 
 
-async def solve(goal: str, plan: Plan, run: LabRun) -> Answer:
+async def solve(goal: str, plan: TypedPlan, run: LabRun) -> Answer:
     """ReWOO's solver: one model call from the goal, the plan and the evidence.
 
     Parameters
     ----------
     goal : str
-    plan : Plan
+    plan : TypedPlan
     run : LabRun
         The worker's run; its evidence is what the solver reads.
 
@@ -161,7 +161,7 @@ class ReWOOResult:
 
     Attributes
     ----------
-    plan : Plan
+    plan : TypedPlan
     run : LabRun
         The worker's run (serial, in list order).
     answer : Answer
@@ -169,7 +169,7 @@ class ReWOOResult:
         Always 2: the planner and the solver.
     """
 
-    plan: Plan
+    plan: TypedPlan
     run: LabRun
     answer: Answer
     model_calls: int = 2

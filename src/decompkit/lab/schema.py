@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..plan import PlanError, edge_contradictions, validate_plan
 
 __all__ = [
-    "Step",
-    "Plan",
+    "TypedStep",
+    "TypedPlan",
     "Quote",
     "Answer",
     "Code",
-    "Repair",
+    "PlanRepair",
     "check_plan",
     "plan_problems",
     "substitute",
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-class Step(BaseModel):
+class TypedStep(BaseModel):
     """One step of a plan: a tool call whose arguments may read earlier steps."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,19 +45,19 @@ class Step(BaseModel):
     )
 
 
-class Plan(BaseModel):
+class TypedPlan(BaseModel):
     """A plan as a planner writes it: the goal and its steps, in the planner's order."""
 
     model_config = ConfigDict(extra="forbid")
 
     goal: str
-    steps: list[Step]
+    steps: list[TypedStep]
 
     def as_dict(self) -> dict:
         """The plan as plain data, the form :mod:`decompkit.plan` checks."""
         return self.model_dump()
 
-    def step(self, sid: str) -> Step:
+    def step(self, sid: str) -> TypedStep:
         """The step with id ``sid``.
 
         Raises
@@ -95,7 +95,7 @@ class Code(BaseModel):
     handles_empty_input: bool
 
 
-class Repair(BaseModel):
+class PlanRepair(BaseModel):
     """What a replanner writes after a failure: new steps, and who reads them instead.
 
     ``repoint`` maps a failed step to the new step whose output replaces it; every step not
@@ -104,7 +104,7 @@ class Repair(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    steps: list[Step]
+    steps: list[TypedStep]
     repoint: dict[str, str]
 
 
@@ -113,19 +113,19 @@ class Repair(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
-def require_plan(plan) -> Plan:
-    """``plan`` itself if it is a :class:`Plan`; a ValueError naming its type otherwise."""
-    if not isinstance(plan, Plan):
-        raise ValueError(f"plan must be a Plan, got {type(plan).__name__}")
+def require_plan(plan) -> TypedPlan:
+    """``plan`` itself if it is a :class:`TypedPlan`; a ValueError naming its type otherwise."""
+    if not isinstance(plan, TypedPlan):
+        raise ValueError(f"plan must be a TypedPlan, got {type(plan).__name__}")
     return plan
 
 
 def _as_data(plan) -> dict:
-    if isinstance(plan, Plan):
+    if isinstance(plan, TypedPlan):
         return plan.as_dict()
     if isinstance(plan, Mapping):
         return dict(plan)
-    raise ValueError(f"plan must be a Plan or a mapping, got {type(plan).__name__}")
+    raise ValueError(f"plan must be a TypedPlan or a mapping, got {type(plan).__name__}")
 
 
 def plan_problems(plan, tools, *, max_steps: int = 20) -> list:
@@ -133,7 +133,7 @@ def plan_problems(plan, tools, *, max_steps: int = 20) -> list:
 
     Parameters
     ----------
-    plan : Plan or Mapping
+    plan : TypedPlan or Mapping
         A typed plan, or the same as plain data.
     tools : iterable of str
         The tools the executor offers.
@@ -150,13 +150,13 @@ def plan_problems(plan, tools, *, max_steps: int = 20) -> list:
     Raises
     ------
     ValueError
-        If ``plan`` is neither a Plan nor a mapping, or ``tools``/``max_steps`` are invalid.
+        If ``plan`` is neither a TypedPlan nor a mapping, or ``tools``/``max_steps`` are invalid.
 
     Examples
     --------
-    >>> plan = Plan(goal="g", steps=[
-    ...     Step(id="E1", tool="search", args={"query": "x"}),
-    ...     Step(id="E2", tool="fetch_page", args={"url": "#E1"}),
+    >>> plan = TypedPlan(goal="g", steps=[
+    ...     TypedStep(id="E1", tool="search", args={"query": "x"}),
+    ...     TypedStep(id="E2", tool="fetch_page", args={"url": "#E1"}),
     ... ])
     >>> [(p.kind, p.steps) for p in plan_problems(plan, {"search", "fetch_page"})]
     [('placeholder_without_dependency', ('E2', 'E1'))]
@@ -181,7 +181,7 @@ def check_plan(plan, tools, *, max_steps: int = 20) -> dict:
 
     Parameters
     ----------
-    plan : Plan or Mapping
+    plan : TypedPlan or Mapping
     tools : iterable of str
     max_steps : int, optional
 
@@ -197,9 +197,9 @@ def check_plan(plan, tools, *, max_steps: int = 20) -> dict:
 
     Examples
     --------
-    >>> plan = Plan(goal="g", steps=[
-    ...     Step(id="E1", tool="search", args={"query": "x"}),
-    ...     Step(id="E2", tool="fetch_page", args={"url": "#E1"}, depends_on=["E1"]),
+    >>> plan = TypedPlan(goal="g", steps=[
+    ...     TypedStep(id="E1", tool="search", args={"query": "x"}),
+    ...     TypedStep(id="E2", tool="fetch_page", args={"url": "#E1"}, depends_on=["E1"]),
     ... ])
     >>> check_plan(plan, {"search", "fetch_page"})
     {'E1': (), 'E2': ('E1',)}

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
-
-from ._style import PALETTE
+from ._style import PALETTE, InlineFigure
 from .scheduler import plot_trace_gantt
 
 __all__ = ["plot_run", "plot_runs"]
@@ -115,7 +113,7 @@ def plot_runs(serial, concurrent, *, critical_ms=None, serial_ms=None, labels=No
     2
     """
     first, second = labels or ("ReWOO, list order", "compiled graph")
-    fig = Figure(figsize=(11, 3.8), layout="constrained")
+    fig = InlineFigure(figsize=(11, 3.8), layout="constrained")
     left, right = fig.subplots(1, 2, sharex=True)
     marks = {}
     if critical_ms is not None:

@@ -22,8 +22,8 @@ is computed at run time, ``%run``, a shell line ``!...``, a cell that does not p
 ``environment``   a change to ``os.environ`` (``putenv``, item stores, ``update``, ...): the
                   grader names the student whose numbers a submission is checked against there
 ``answer-key``    a call into the answer keys (``decompkit.exercises.<notebook>.key``,
-                  ``decompkit.course.key``): the visible checks need them in the package, no
-                  answer does
+                  ``decompkit.exercises.expected``, ``decompkit.course.key``): the checks
+                  need them in the package, no answer does
 ``process``       ``subprocess``, ``os.system``, ``os.exec*``, ``os.kill``, ``os._exit``, ...
 ``dynamic-code``  ``exec``/``eval``/``__import__`` of a string the scan cannot read
 ``magic``         ``%run``, ``!shell``, ``%%bash``, ``%cd`` and kin

@@ -212,7 +212,11 @@ def is_process(name: str) -> bool:
 
 def is_answer_key(name: str) -> bool:
     parts = name.split(".")
-    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in ("key", "_mistakes")
+    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in (
+        "key",
+        "_mistakes",
+        "expected",
+    )
     return exercise_key or under(name, ("decompkit.course.key",))
 
 

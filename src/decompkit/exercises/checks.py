@@ -138,7 +138,7 @@ def check_number(
     >>> check_number("p_n", 0.9 * 10, 0.9**10, mistakes={"multiply?": 9.0})
     Traceback (most recent call last):
     ...
-    decompkit.checks.CheckFailed: p_n: multiply?
+    decompkit.exercises.checks.CheckFailed: p_n: multiply?
     """
     if unanswered(answer):
         return not_yet(name)

@@ -1,0 +1,189 @@
+"""Helpers every exercise module shares: cached keys, hint clashes, tables, draws.
+
+The answer-key cache (:func:`cached_key`), the test that a hint never fires for a right answer
+(:func:`mistake_clashes`), the unknown-item error (:func:`known_item`), the plain-text tables
+(:func:`text_table`), and the pieces of a per-student draw: values on a grid (:func:`grid`),
+durations within ranges (:func:`draw_durations`) and a worked example with such durations
+(:func:`worked_example`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import numbers
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .. import examples
+
+__all__ = [
+    "mistake_clashes",
+    "cached_key",
+    "known_item",
+    "text_table",
+    "grid",
+    "draw_durations",
+    "DURATION_RANGES",
+    "worked_example",
+]
+
+
+def cached_key(key: Callable) -> Callable:
+    """Compute an answer key once per parameter object; hand out a fresh copy every time.
+
+    Every visible check looks up its item in the whole key, and a scheduler notebook's key runs
+    a dozen simulations: without the cache a notebook's checks would redo them all per answer.
+    Parameter objects are frozen dataclasses, so they serve as cache keys.
+    """
+    cached = functools.lru_cache(maxsize=256)(key)
+
+    @functools.wraps(key)
+    def fresh(P):
+        return copy.deepcopy(cached(P))
+
+    return fresh
+
+
+def mistake_clashes(
+    expected: Mapping, mistakes: Callable[[str], Mapping], *, rtol: float = 1e-3, margin: float = 2
+) -> list[str]:
+    """Numeric items whose answer a known mistake would also produce.
+
+    A hint must fire only for a wrong answer: every mistake's value has to differ from the right
+    one by more than ``margin`` times the check's relative tolerance.
+
+    Examples
+    --------
+    >>> mistake_clashes({"x": 1.0}, lambda item: {"forgot the square": 1.0001})
+    ["x: the mistake 'forgot the square' gives the answer itself (1.0)"]
+    >>> mistake_clashes({"x": 1.0}, lambda item: {"forgot the square": 1.2})
+    []
+    """
+    found = []
+    for item, value in expected.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            continue
+        for hint, wrong in mistakes(item).items():
+            if abs(float(wrong) - value) <= margin * rtol * abs(value) + 1e-12:
+                found.append(f"{item}: the mistake {hint!r} gives the answer itself ({value!r})")
+    return found
+
+
+def known_item(expected: Mapping, item: str) -> Mapping:
+    """``expected`` (a notebook's answer key) once ``item`` is known to be one of its items.
+
+    Examples
+    --------
+    >>> known_item({"a": 1}, "b")
+    Traceback (most recent call last):
+    ...
+    ValueError: item must be one of ['a'], got 'b'
+    """
+    if item not in expected:
+        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    return expected
+
+
+def text_table(rows, *, rule_max: int | None = None) -> str:
+    """Rows as a plain-text table: columns padded to their widest cell, the last one left
+    ragged, a rule of dashes under the header (at most ``rule_max`` long).
+
+    Examples
+    --------
+    >>> print(text_table([("id", "note"), ("a", "first"), ("bcd", "x")]))
+    id   note
+    ----------
+    a    first
+    bcd  x
+    """
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
+        for r in rows
+    ]
+    rule = max(map(len, lines))
+    lines.insert(1, "-" * (rule if rule_max is None else min(rule_max, rule)))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def grid(rng: np.random.Generator, low: float, high: float, step: float) -> float:
+    """A value of the grid ``low, low + step, ..., high``, rounded to the step's decimals.
+
+    Examples
+    --------
+    >>> value = grid(np.random.default_rng(0), 0.6, 0.9, 0.01)
+    >>> 0.6 <= value <= 0.9 and value == round(value, 2)
+    True
+    """
+    count = round((high - low) / step)
+    decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
+    return round(low + step * int(rng.integers(0, count + 1)), decimals)
+
+
+def draw_durations(rng: np.random.Generator, ranges: Mapping) -> tuple:
+    """``(node, duration)`` pairs, each a whole number drawn from its ``(low, high)`` range.
+
+    Examples
+    --------
+    >>> draw_durations(np.random.default_rng(0), {"a": (2, 2), "b": (5, 5)})
+    (('a', 2), ('b', 5))
+    """
+    return tuple((node, int(rng.integers(low, high + 1))) for node, (low, high) in ranges.items())
+
+
+#: Ranges ``(low, high)`` per task from which a student's durations are drawn, for each worked
+#: example of :mod:`decompkit.examples`; they keep every task's role in the story.
+DURATION_RANGES = {
+    "coding_task": {
+        "read_spec": (2, 9),
+        "fetch_data": (6, 30),
+        "write_tests": (4, 24),
+        "write_code": (8, 40),
+        "run_tests": (2, 9),
+        "report": (2, 8),
+    },
+    "migration": {
+        "F": (2, 12),
+        "S": (2, 12),
+        "R": (1, 9),
+        "P": (8, 30),
+        "E": (10, 40),
+        "D": (6, 30),
+        "A": (1, 6),
+        "Y": (2, 12),
+        "V": (3, 15),
+    },
+}
+
+_EXAMPLES = {"coding_task": examples.coding_task, "migration": examples.migration}
+
+
+def worked_example(name: str, durations: tuple = ()):
+    """A fresh copy of the worked example ``name``, with ``(node, duration)`` overrides.
+
+    Raises
+    ------
+    ValueError
+        For an unknown example, or an override naming a task the example does not have.
+
+    Examples
+    --------
+    >>> worked_example("coding_task", (("report", 7),)).durations["report"]
+    7
+    >>> worked_example("coding", ())
+    Traceback (most recent call last):
+    ...
+    ValueError: example must be 'coding_task' or 'migration', got 'coding'
+    """
+    if name not in _EXAMPLES:
+        raise ValueError(f"example must be 'coding_task' or 'migration', got {name!r}")
+    example = _EXAMPLES[name]()
+    table = dict(example.durations)
+    for node, value in durations:
+        if node not in table:
+            raise ValueError(f"duration override names {node!r}, not a task of {example.name!r}")
+        table[node] = value
+    return dataclasses.replace(example, durations=table)
