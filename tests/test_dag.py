@@ -684,13 +684,19 @@ def test_critical_path_accepts_numpy_numbers():
     [
         ({"a": 1}, r"durations has no entry for node 'b'"),
         ({"a": 1, "b": 2, "zz": 3}, r"durations names node 'zz', which is not in the graph"),
-        ({"a": -1, "b": 2}, r"duration of node 'a' must be >= 0, got -1"),
-        ({"a": 1, "b": -0.5}, r"duration of node 'b' must be >= 0, got -0.5"),
-        ({"a": float("nan"), "b": 1}, r"duration of node 'a' must be finite and >= 0, got nan"),
-        ({"a": float("inf"), "b": 1}, r"duration of node 'a' must be finite and >= 0, got inf"),
-        ({"a": "3", "b": 1}, r"duration of node 'a' must be a number >= 0, got '3'"),
-        ({"a": None, "b": 1}, r"duration of node 'a' must be a number >= 0, got None"),
-        ({"a": True, "b": 1}, r"duration of node 'a' must be a number >= 0, got True"),
+        ({"a": -1, "b": 2}, r"duration of node 'a' must be a finite number >= 0, got -1"),
+        ({"a": 1, "b": -0.5}, r"duration of node 'b' must be a finite number >= 0, got -0.5"),
+        (
+            {"a": float("nan"), "b": 1},
+            r"duration of node 'a' must be a finite number >= 0, got nan",
+        ),
+        (
+            {"a": float("inf"), "b": 1},
+            r"duration of node 'a' must be a finite number >= 0, got inf",
+        ),
+        ({"a": "3", "b": 1}, r"duration of node 'a' must be a finite number >= 0, got '3'"),
+        ({"a": None, "b": 1}, r"duration of node 'a' must be a finite number >= 0, got None"),
+        ({"a": True, "b": 1}, r"duration of node 'a' must be a finite number >= 0, got True"),
         ([("a", 1), ("b", 1)], r"durations must be a mapping \{node: duration\}"),
     ],
 )
@@ -862,15 +868,19 @@ def test_list_schedule_errors(kwargs, match):
         list_schedule(**args)
 
 
-def test_scheduling_names_are_reexported_from_dag():
-    from decompkit import schedule_list
+def test_public_names_are_reexported_from_their_modules():
+    from decompkit.dag import counting, cpm, list_scheduling, orders
 
-    assert dag.critical_path is schedule_list.critical_path
-    assert dag.list_schedule is schedule_list.list_schedule
-    assert dag.CriticalPath is schedule_list.CriticalPath
-    assert dag.Schedule is schedule_list.Schedule
+    assert dag.critical_path is cpm.critical_path and dag.CriticalPath is cpm.CriticalPath
+    assert dag.list_schedule is list_scheduling.list_schedule
+    assert dag.Schedule is list_scheduling.Schedule
+    assert dag.count_topological_orders is counting.count_topological_orders
+    assert dag.topological_order is orders.topological_order
+    assert dag.CycleError.__module__ == "decompkit.dag"  # as tracebacks and pickles name it
     with pytest.raises(AttributeError, match=r"has no attribute 'nope'"):
         dag.nope  # noqa: B018
+    with pytest.raises(ImportError):
+        import decompkit.schedule_list  # noqa: F401  (merged into decompkit.dag)
 
 
 # --------------------------------------------------------------------------------------------
@@ -898,17 +908,17 @@ def wide_dag(seed, layers=5, width=100, fan_in=60):
 
 @pytest.mark.parametrize("kind", ["int", "float"])
 def test_vectorised_passes_match_the_plain_ones(kind, monkeypatch):
-    from decompkit import schedule_list
+    from decompkit.dag import cpm
 
     graph = wide_dag(seed=1 if kind == "int" else 2)
     rng = np.random.default_rng(3)
     values = rng.integers(0, 50, size=len(graph)) if kind == "int" else rng.random(len(graph))
     durations = dict(zip(graph, values.tolist(), strict=True))
     n_edges, n_layers = len(edges_of(graph)), len(generations(graph))
-    assert n_edges >= schedule_list._EDGES_PER_LAYER * max(n_layers, 8)  # vectorised regime
+    assert n_edges >= cpm._EDGES_PER_LAYER * max(n_layers, 8)  # vectorised regime
     fast = critical_path(graph, durations)
     fast_schedule = list_schedule(graph, durations, 7)
-    monkeypatch.setattr(schedule_list, "_EDGES_PER_LAYER", 10**12)  # force the plain passes
+    monkeypatch.setattr(cpm, "_EDGES_PER_LAYER", 10**12)  # force the plain passes
     plain = critical_path(graph, durations)
     assert fast == plain  # every field, exactly (same operations in the same order)
     assert fast_schedule == list_schedule(graph, durations, 7)
