@@ -545,7 +545,11 @@ def test_zero_durations_are_allowed():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"graph": {"a": ["b"], "b": ["a"]}}, CycleError, "graph has a cycle"),
+        (
+            {"graph": {"a": ["b"], "b": ["a"]}, "durations": {"a": 1, "b": 1}},
+            CycleError,
+            "graph has a cycle",
+        ),
         ({"graph": {"a": "b"}}, ValueError, "not the str 'b'"),
         (
             {"durations": {"read_spec": 1}},
@@ -555,12 +559,12 @@ def test_zero_durations_are_allowed():
         (
             {"durations": [1, 2]},
             ValueError,
-            r"durations must be a mapping \{node: time\}, got \[1, 2\]",
+            r"durations must be a mapping \{node: duration\}, got \[1, 2\]",
         ),
         (
             {"durations": {**A_TIME, "report": -1}},
             ValueError,
-            r"durations\['report'\] must be a finite number >= 0, got -1",
+            r"duration of node 'report' must be a finite number >= 0, got -1",
         ),
         ({"durations": {**A_TIME, "report": float("nan")}}, ValueError, "got nan"),
         ({"durations": {**A_TIME, "report": True}}, ValueError, "got True"),
@@ -570,7 +574,7 @@ def test_zero_durations_are_allowed():
         (
             {"out": {"ghost": sc.Artifact("ghost", 1)}},
             ValueError,
-            "out has a result for 'ghost', which is not a node",
+            "out names node 'ghost', which is not in the graph",
         ),
         (
             {"out": {"report": "done"}},
@@ -582,10 +586,14 @@ def test_zero_durations_are_allowed():
         (
             {"resources": {"ghost": "db"}},
             ValueError,
-            "resources names 'ghost', which is not a node",
+            "resources names node 'ghost', which is not in the graph",
         ),
         ({"resources": ["db"]}, ValueError, "resources must be a mapping"),
-        ({"context": {"ghost": "x"}}, ValueError, "context names 'ghost', which is not a node"),
+        (
+            {"context": {"ghost": "x"}},
+            ValueError,
+            "context names node 'ghost', which is not in the graph",
+        ),
         ({"context": {"report": 3}}, ValueError, r"context\['report'\] must be a str, got 3"),
     ],
 )
@@ -674,7 +682,7 @@ def _failed_a():
         ({"kappa_plan": -1}, "kappa_plan must be an integer >= 0, got -1"),
         ({"durations": {"read_spec": 1}}, "durations has no entry for node 'fetch_data'"),
         (
-            {"graph": {**A, "run_tests'": []}},
+            {"graph": {**A, "run_tests'": []}, "durations": {**A_TIME, "run_tests'": 1}},
             "cannot copy 'run_tests': the name \"run_tests'\" is already a node",
         ),
     ],
@@ -686,7 +694,7 @@ def test_unroll_rejects_bad_input(kwargs, match):
         "failed": "run_tests",
         "faulty": "write_code",
         "kappa_plan": 2,
-        "durations": {**A_TIME, "run_tests'": 1},
+        "durations": A_TIME,
         **kwargs,
     }
     durations = args.pop("durations")

@@ -132,6 +132,12 @@ def _kahn_forward(flat: np.ndarray, lengths: np.ndarray) -> list[int] | None:
     return np.concatenate(emitted).tolist()
 
 
+def _fifo_order(g: _Indexed) -> list[int] | None:
+    """:func:`_kahn_forward` on an indexed graph: the lecture's Kahn order, None on a cycle."""
+    lengths = np.fromiter(map(len, g.preds), dtype=np.intp, count=len(g.preds))
+    return _kahn_forward(g.flat, lengths)
+
+
 #: Below this many edges, a Kahn layer is walked in Python rather than with NumPy.
 _SMALL_LAYER = 64
 

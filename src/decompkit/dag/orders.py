@@ -17,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
 from ._index import _as_mapping, _gc_paused, _index, _Indexed, _reach, _short
 from ._inputs import whole
-from ._kahn import _flat_index, _kahn, _kahn_forward
+from ._kahn import _fifo_order, _flat_index, _kahn, _kahn_forward
 
 __all__ = [
     "predecessors_map",
@@ -156,11 +154,10 @@ def topological_order(graph, *, strict: bool = False) -> list:
         quick = None if strict else _flat_index(graph)
         if quick is not None:
             nodes, flat, lengths = quick
+            order = _kahn_forward(flat, lengths)
         else:
             g = _index(graph, strict, self_loops=False)
-            nodes, flat = g.nodes, g.flat
-            lengths = np.fromiter(map(len, g.preds), dtype=np.intp, count=len(g.preds))
-        order = _kahn_forward(flat, lengths)
+            nodes, order = g.nodes, _fifo_order(g)
         if order is None:  # a cycle: the reverse pass names one
             if quick is not None:  # values are lists or tuples here, safe to read again
                 g = _index(graph, strict, self_loops=False)
