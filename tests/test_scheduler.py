@@ -428,6 +428,20 @@ def test_kappa_plan_caps_every_copy_not_only_the_failed_node():
     assert result.repairs[1].copies == {"run_tests'": "run_tests''", "report": "report'"}
 
 
+def test_repair_limit_error_pickles_with_its_data():
+    import pickle
+
+    error = sc.RepairLimitError("report", 1, capped="run_tests'")
+    copy = pickle.loads(pickle.dumps(error))
+    assert isinstance(copy, sc.RepairLimitError) and str(copy) == str(error)
+    assert (copy.node, copy.kappa_plan, copy.capped, copy.result) == (
+        "report",
+        1,
+        "run_tests'",
+        None,
+    )
+
+
 def test_two_failures_blamed_on_the_same_node_share_one_copy():
     # The lecture's case: two red test runs, both blamed on the code. One new version of the
     # code serves both new test runs, and its prompt carries both failure reports.
@@ -558,6 +572,16 @@ def test_a_callable_priority_runs_the_highest_first():
         priority={"a": 1, "b": 3, "c": 2}.get,
     )
     assert [e.node for e in result.events.of_kind("dispatch")] == ["b", "c", "a"]
+
+
+def test_public_names_live_in_the_package_modules():
+    from decompkit.scheduler import loop, repair, steps, trace
+
+    modules = (loop, repair, steps, trace)
+    for name in sc.__all__:
+        homes = [m for m in modules if name in m.__all__]
+        assert len(homes) == 1 and getattr(homes[0], name) is getattr(sc, name), name
+    assert sc.RepairLimitError.__module__ == "decompkit.scheduler"
 
 
 # --- the trace as a table ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ class Schedule:
     makespan : int or float
         Finish time of the last node (0 for the empty graph).
     workers : int
-        Number of workers.
+        The worker count given (above the number of nodes, the extra workers stay idle).
     work : int or float
         Sum of all durations; ``work / (workers * makespan)`` is the utilisation.
     """

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
-from ..dag._index import _as_mapping, _index, _Indexed, _reach, _short
+from ..dag._index import _as_mapping, _index, _Indexed, _reach, _short, _unhashable
 from ..dag._inputs import durations as _durations
 from ..dag._inputs import whole
 from ..dag._kahn import _fifo_order, _kahn
@@ -86,7 +86,7 @@ class RepairLimitError(ValueError):
 
     __module__ = "decompkit.scheduler"  # where users import it from
 
-    def __init__(self, node, kappa_plan, result=None, *, capped=None):
+    def __init__(self, node, kappa_plan, result=None, capped=None):
         self.node = node
         self.kappa_plan = kappa_plan
         self.result = result
@@ -102,6 +102,9 @@ class RepairLimitError(ValueError):
             f"{what}; the plan-level cap kappa_plan={kappa_plan} allows no further copy, "
             "so the plan gives up"
         )
+
+    def __reduce__(self):  # pickle by the data, not by the message
+        return type(self), (self.node, self.kappa_plan, self.result, self.capped)
 
 
 @dataclass(frozen=True)
@@ -213,19 +216,12 @@ def _node(g: _Indexed, name: str, node) -> int:
     return i
 
 
-def _unhashable(obj) -> bool:
-    try:
-        hash(obj)
-    except TypeError:
-        return True
-    return False
-
-
 def _unroll(g: _Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur: dict) -> Repair:
     """One unrolling for every ``(failed, faulty)`` index pair of ``diagnoses``, together.
 
     The copied set is the union of each failure's :math:`S`; a node in several of them is
     copied once, and the faulty copy's context carries every failure report blamed on it.
+    O(V + E) for the graph, plus O(V + E) per failure blamed on a node other than itself.
     """
     nodes, preds, succ = g.nodes, g.preds, g.succ
     on_path: set[int] = set()

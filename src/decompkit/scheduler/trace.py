@@ -175,6 +175,7 @@ class ScheduleResult:
     graph : dict
         The graph as run, ``{node: [predecessors]}`` with every node a key.
     workers : int
+        The worker count given (above the number of nodes, the extra workers never ran).
     """
 
     out: dict
