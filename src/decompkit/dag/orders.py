@@ -137,8 +137,9 @@ def topological_order(graph, *, strict: bool = False) -> list:
     popped node's successors are visited in first-appearance order, each joining the queue
     when its last predecessor leaves - exactly the procedure done by hand in the lecture, so
     a student's hand-run Kahn gives the same list. The queue at any moment is the ready set.
-    The successor lists are built once from the predecessor lists with a stable NumPy sort.
-    It never compares nodes. Any order that :func:`is_topological_order` accepts is equally
+    The pass runs in the flat engine of ``decompkit.dag._kahn`` (one Kahn layer at a time
+    with NumPy, as ``bench/bench_dag.py`` asked), which gives exactly this list; it never
+    compares nodes. Any order that :func:`is_topological_order` accepts is equally
     valid; :func:`generations` gives the layers.
 
     Examples

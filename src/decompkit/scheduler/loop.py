@@ -180,7 +180,7 @@ def _simulate(
     ]
     heapq.heapify(ready)
 
-    kappa = int(step.kappa)
+    kappa = whole("step.kappa", step.kappa, minimum=1)  # a plain int, as _step checked it
     running: dict = {}  # node index -> _Run
     pending: list = []  # heap of (end time, dispatch number, node index)
     free = list(range(min(workers, max(n, 1))))  # a heap: the lowest free worker goes first
