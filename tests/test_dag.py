@@ -192,6 +192,80 @@ def test_any_iterable_of_predecessors():
     assert topological_order(graph) == ["a", "b", "c"]
 
 
+#: The forms a predecessor list may take; the last two can be read only once.
+PREDECESSOR_FORMS = {
+    "list": list,
+    "tuple": tuple,
+    "iterator": iter,
+    "generator": lambda preds: (u for u in preds),
+}
+
+
+def reshaped(graph, forms):
+    """``graph`` with each predecessor list handed over in the form ``forms[k]``."""
+    return {v: PREDECESSOR_FORMS[f](ps) for (v, ps), f in zip(graph.items(), forms, strict=True)}
+
+
+def forms_for(graph):
+    return st.lists(
+        st.sampled_from(sorted(PREDECESSOR_FORMS)), min_size=len(graph), max_size=len(graph)
+    )
+
+
+def test_a_cycle_given_as_iterators_is_a_cycle_error():
+    # The fast path cannot take iterators; the cycle must not be lost by reading them twice.
+    for func in (topological_order, generations, count_topological_orders):
+        with pytest.raises(CycleError, match=r"'a' -> 'b' -> 'a'"):
+            func({"a": iter(["b"]), "b": iter(["a"])})
+    with pytest.raises(CycleError, match=r"'a' -> 'b' -> 'a'"):
+        critical_path({"a": iter(["b"]), "b": (x for x in ["a"])}, {"a": 1, "b": 1})
+
+
+@given(dags(), st.data())
+def test_one_shot_predecessor_iterables_give_the_answers_of_lists(graph, data):
+    forms = data.draw(forms_for(graph))
+    for func in (topological_order, generations, predecessors_map, successors_map):
+        assert func(reshaped(graph, forms)) == func(graph)
+    durations = {v: data.draw(st.integers(0, 9)) for v in nodes_of(graph)}
+    assert critical_path(reshaped(graph, forms), durations) == critical_path(graph, durations)
+    ours = list_schedule(reshaped(graph, forms), durations, 2)
+    assert ours == list_schedule(graph, durations, 2)
+
+
+@given(digraphs(), st.data())
+def test_cycles_in_one_shot_predecessor_iterables_are_named(graph, data):
+    forms = data.draw(forms_for(graph))
+    if nx.is_directed_acyclic_graph(to_nx(graph)):
+        assert topological_order(reshaped(graph, forms)) == topological_order(graph)
+        return
+    for func in (topological_order, generations):
+        with pytest.raises(CycleError, match=r"graph has a cycle") as info:
+            func(reshaped(graph, forms))
+        assert_real_cycle(graph, info.value.cycle)
+
+
+UNHASHABLE = st.one_of(
+    st.lists(st.integers(0, 3), max_size=2),
+    st.sets(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.integers(0, 3), st.integers(0, 3), max_size=1),
+)
+
+
+@given(dags(max_nodes=6), UNHASHABLE, st.data())
+def test_an_unhashable_node_is_named_never_a_bare_type_error(graph, bad, data):
+    nodes = list(graph) or ["only"]
+    graph = {**graph, nodes[0]: [*graph.get(nodes[0], []), bad]}
+    for func in ALL_GRAPH_FUNCTIONS:
+        with pytest.raises(ValueError, match=r"predecessor .* of node .* is not hashable"):
+            func(graph)
+    clean = {v: [u for u in ps if u is not bad] for v, ps in graph.items()}
+    for func in (descendants, ancestors):
+        with pytest.raises(ValueError, match=r"unknown node .* in nodes"):
+            func(clean, [bad])
+    with pytest.raises(ValueError, match=r"unknown node .* in done"):
+        ready_set(clean, done=[bad])
+
+
 # --------------------------------------------------------------------------------------------
 # Topological order and cycles
 # --------------------------------------------------------------------------------------------
@@ -684,13 +758,19 @@ def test_critical_path_accepts_numpy_numbers():
     [
         ({"a": 1}, r"durations has no entry for node 'b'"),
         ({"a": 1, "b": 2, "zz": 3}, r"durations names node 'zz', which is not in the graph"),
-        ({"a": -1, "b": 2}, r"duration of node 'a' must be >= 0, got -1"),
-        ({"a": 1, "b": -0.5}, r"duration of node 'b' must be >= 0, got -0.5"),
-        ({"a": float("nan"), "b": 1}, r"duration of node 'a' must be finite and >= 0, got nan"),
-        ({"a": float("inf"), "b": 1}, r"duration of node 'a' must be finite and >= 0, got inf"),
-        ({"a": "3", "b": 1}, r"duration of node 'a' must be a number >= 0, got '3'"),
-        ({"a": None, "b": 1}, r"duration of node 'a' must be a number >= 0, got None"),
-        ({"a": True, "b": 1}, r"duration of node 'a' must be a number >= 0, got True"),
+        ({"a": -1, "b": 2}, r"duration of node 'a' must be a finite number >= 0, got -1"),
+        ({"a": 1, "b": -0.5}, r"duration of node 'b' must be a finite number >= 0, got -0.5"),
+        (
+            {"a": float("nan"), "b": 1},
+            r"duration of node 'a' must be a finite number >= 0, got nan",
+        ),
+        (
+            {"a": float("inf"), "b": 1},
+            r"duration of node 'a' must be a finite number >= 0, got inf",
+        ),
+        ({"a": "3", "b": 1}, r"duration of node 'a' must be a finite number >= 0, got '3'"),
+        ({"a": None, "b": 1}, r"duration of node 'a' must be a finite number >= 0, got None"),
+        ({"a": True, "b": 1}, r"duration of node 'a' must be a finite number >= 0, got True"),
         ([("a", 1), ("b", 1)], r"durations must be a mapping \{node: duration\}"),
     ],
 )
@@ -862,15 +942,102 @@ def test_list_schedule_errors(kwargs, match):
         list_schedule(**args)
 
 
-def test_scheduling_names_are_reexported_from_dag():
-    from decompkit import schedule_list
+def test_the_widest_layer_is_not_enough_workers_for_the_critical_path():
+    # The counterexample to "as many workers as the widest layer": layers of two nodes, but
+    # b, c and x are pairwise independent, so two workers leave one of them waiting.
+    graph = {"b": ["a"], "c": ["a"], "a": [], "x": []}
+    durations = {"a": 1, "b": 1, "c": 1, "x": 2}
+    assert max(map(len, generations(graph))) == 2
+    assert critical_path(graph, durations).makespan == 2
+    assert list_schedule(graph, durations, 2).makespan == 3
+    assert list_schedule(graph, durations, 3).makespan == 2  # the largest antichain: 3
 
-    assert dag.critical_path is schedule_list.critical_path
-    assert dag.list_schedule is schedule_list.list_schedule
-    assert dag.CriticalPath is schedule_list.CriticalPath
-    assert dag.Schedule is schedule_list.Schedule
+
+@given(weighted_dags(max_nodes=8))
+def test_as_many_workers_as_the_largest_antichain_reach_the_critical_path(case):
+    graph, durations = case
+    width = max((len(a) for a in nx.antichains(to_nx(graph))), default=1)
+    schedule = list_schedule(graph, durations, max(width, 1))
+    cp = critical_path(graph, durations)
+    assert schedule.makespan == cp.makespan
+    assert schedule.start == cp.earliest_start  # no ready task ever waits
+
+
+@given(weighted_dags(max_nodes=8), st.integers(0, 2**63 - 1), st.booleans())
+def test_workers_beyond_the_node_count_schedule_as_one_per_node(case, extra, as_float):
+    graph, durations = case
+    n = max(len(nodes_of(graph)), 1)
+    many = min(n + extra, 2**63 - 1)
+    if as_float:
+        many = float(min(many, 2**53))  # an integral float stays exact below 2**53
+    schedule = list_schedule(graph, durations, many)
+    one_each = list_schedule(graph, durations, n)
+    assert (schedule.start, schedule.worker, schedule.makespan) == (
+        one_each.start,
+        one_each.worker,
+        one_each.makespan,
+    )
+    assert schedule.workers == int(many)
+
+
+def test_a_huge_worker_count_costs_no_memory():
+    schedule = list_schedule({"a": []}, {"a": 1}, 10**12)
+    assert (schedule.worker, schedule.makespan, schedule.workers) == ({"a": 0}, 1, 10**12)
+
+
+@given(st.integers(2**63, 2**200) | st.floats(2**63, 1e300))
+def test_worker_counts_beyond_int64_are_refused_naming_the_value(workers):
+    # Counts go through the shared check of decompkit._validate, which must not let a float
+    # of 2**63 or more wrap around when it becomes an int64.
+    with pytest.raises(ValueError, match=r"workers") as info:
+        list_schedule({"a": []}, {"a": 1}, workers)
+    assert repr(workers) in str(info.value)
+
+
+def test_overflowing_float_durations_are_refused():
+    for durations in ({"a": 1e308, "b": 1e308}, {"a": 1.7e308, "b": 0.5e308}):
+        for func in (critical_path, lambda g, d: list_schedule(g, d, 2)):
+            with pytest.raises(ValueError, match=r"durations add up to more than the largest"):
+                func({"a": [], "b": ["a"]}, durations)
+    # Independent nodes too: the serial time (and every slack against it) would be infinite.
+    with pytest.raises(ValueError, match=r"durations add up to more than the largest float"):
+        critical_path({"a": [], "b": []}, {"a": 1e308, "b": 1e308})
+    with pytest.raises(ValueError, match=r"duration of node 'a' is too large to mix with float"):
+        critical_path({"a": [], "b": []}, {"a": 10**400, "b": 0.5})
+    cp = critical_path({"b": ["a"]}, {"a": 10**400, "b": 1})  # ints stay exact at any size
+    assert cp.makespan == 10**400 + 1
+
+
+@given(weighted_dags(max_nodes=6), st.data())
+def test_float_durations_never_give_an_infinite_time(case, data):
+    graph, _ = case
+    big = st.floats(0, sys.float_info.max) | st.sampled_from([sys.float_info.max, 1e308])
+    durations = {v: data.draw(big) for v in nodes_of(graph)}
+    try:
+        cp = critical_path(graph, durations)
+        schedule = list_schedule(graph, durations, 2)
+    except ValueError as error:
+        assert "durations add up to more than the largest float" in str(error)
+        return
+    times = [cp.makespan, cp.serial_time, schedule.makespan, schedule.work]
+    for mapping in (cp.earliest_start, cp.latest_finish, cp.slack, schedule.finish):
+        times += mapping.values()
+    assert all(map(math.isfinite, times))
+
+
+def test_public_names_are_reexported_from_their_modules():
+    from decompkit.dag import counting, cpm, list_scheduling, orders
+
+    assert dag.critical_path is cpm.critical_path and dag.CriticalPath is cpm.CriticalPath
+    assert dag.list_schedule is list_scheduling.list_schedule
+    assert dag.Schedule is list_scheduling.Schedule
+    assert dag.count_topological_orders is counting.count_topological_orders
+    assert dag.topological_order is orders.topological_order
+    assert dag.CycleError.__module__ == "decompkit.dag"  # as tracebacks and pickles name it
     with pytest.raises(AttributeError, match=r"has no attribute 'nope'"):
         dag.nope  # noqa: B018
+    with pytest.raises(ImportError):
+        import decompkit.schedule_list  # noqa: F401  (merged into decompkit.dag)
 
 
 # --------------------------------------------------------------------------------------------
@@ -898,17 +1065,17 @@ def wide_dag(seed, layers=5, width=100, fan_in=60):
 
 @pytest.mark.parametrize("kind", ["int", "float"])
 def test_vectorised_passes_match_the_plain_ones(kind, monkeypatch):
-    from decompkit import schedule_list
+    from decompkit.dag import cpm
 
     graph = wide_dag(seed=1 if kind == "int" else 2)
     rng = np.random.default_rng(3)
     values = rng.integers(0, 50, size=len(graph)) if kind == "int" else rng.random(len(graph))
     durations = dict(zip(graph, values.tolist(), strict=True))
     n_edges, n_layers = len(edges_of(graph)), len(generations(graph))
-    assert n_edges >= schedule_list._EDGES_PER_LAYER * max(n_layers, 8)  # vectorised regime
+    assert n_edges >= cpm._EDGES_PER_LAYER * max(n_layers, 8)  # vectorised regime
     fast = critical_path(graph, durations)
     fast_schedule = list_schedule(graph, durations, 7)
-    monkeypatch.setattr(schedule_list, "_EDGES_PER_LAYER", 10**12)  # force the plain passes
+    monkeypatch.setattr(cpm, "_EDGES_PER_LAYER", 10**12)  # force the plain passes
     plain = critical_path(graph, durations)
     assert fast == plain  # every field, exactly (same operations in the same order)
     assert fast_schedule == list_schedule(graph, durations, 7)

@@ -207,6 +207,62 @@ def test_several_problems_at_once_are_all_listed():
     assert all(p.message in message for p in problems)
 
 
+def test_overlapping_problems_are_all_listed():
+    # The second s2 repeats an id and depends on a missing step: both are reported.
+    plan = {
+        "steps": [
+            {"id": "s1", "tool": "serch", "args": {}, "depends_on": ["s2"]},
+            {"id": "s2", "tool": "search", "args": {"q": "$s1"}, "depends_on": ["s1"]},
+            {"id": "s2", "tool": "search", "args": {}, "depends_on": ["s9"]},
+        ]
+    }
+    problems = problems_of(plan, {"search": None})
+    assert [p.kind for p in problems] == [
+        "duplicate_id",
+        "unknown_tool",
+        "unknown_dependency",
+        "cycle",
+    ]
+    (dangling,) = [p for p in problems if p.kind == "unknown_dependency"]
+    assert dangling.steps == ("s2", "s9")
+    (cycle,) = [p for p in problems if p.kind == "cycle"]
+    assert rotations_equal(cycle.steps, ("s1", "s2", "s1"))
+
+
+def test_a_malformed_step_is_still_checked_for_its_other_problems():
+    bad = {"id": "x", "tool": "serch", "args": 3, "depends_on": ["s9"]}
+    problems = problems_of({"steps": [step("s1"), bad]})
+    assert [(p.kind, p.steps) for p in problems] == [
+        ("malformed", ("x",)),
+        ("unknown_tool", ("x",)),
+        ("unknown_dependency", ("x", "s9")),
+    ]
+    # A step without a usable id is named by its position.
+    problems = problems_of({"steps": [{"id": 7, "tool": "serch", "args": {}, "depends_on": []}]})
+    assert [(p.kind, p.steps) for p in problems] == [
+        ("malformed", ("#1",)),
+        ("unknown_tool", ("#1",)),
+    ]
+
+
+def test_a_dependency_on_a_malformed_step_is_not_dangling():
+    plan = {"steps": [step("s1", args=3), step("s2", depends_on=["s1"])]}
+    (problem,) = problems_of(plan)
+    assert (problem.kind, problem.steps) == ("malformed", ("s1",))
+    # A malformed step still takes part in a cycle.
+    plan = {"steps": [step("s1", args=3, depends_on=["s2"]), step("s2", depends_on=["s1"])]}
+    assert [p.kind for p in problems_of(plan)] == ["malformed", "cycle"]
+
+
+def test_a_repeated_id_of_a_malformed_step_is_reported():
+    plan = {"steps": [step("s1"), {"id": "s1", "tool": "search"}]}
+    assert sorted(p.kind for p in problems_of(plan)) == [
+        "duplicate_id",
+        "malformed",
+        "malformed",
+    ]
+
+
 def test_one_problem_reads_in_the_singular():
     assert str(pl.PlanError([pl.PlanProblem("size", (), "plan has no steps")])).startswith(
         "plan has 1 problem:"
@@ -378,3 +434,25 @@ def test_a_back_edge_is_reported_as_a_real_cycle(plan, data):
     deps = {s["id"]: set(s["depends_on"]) for s in plan["steps"]}
     # Each consecutive pair u, v of the cycle is an edge u -> v: v depends on u.
     assert all(u in deps[v] for u, v in pairwise(cycle))
+
+
+@given(random_dags(), st.data())
+def test_problems_injected_into_one_step_are_all_reported(plan, data):
+    # Repeat a step under the same id and give the repeat any mix of an unknown tool, a
+    # dangling dependency and a malformed argument: each is reported, whatever else is wrong.
+    n = len(plan["steps"])
+    original = plan["steps"][data.draw(st.integers(0, n - 1))]
+    repeat = copy.deepcopy(original)
+    expected = {"duplicate_id"}
+    if data.draw(st.booleans()):
+        repeat["tool"] = "serch"
+        expected.add("unknown_tool")
+    if data.draw(st.booleans()):
+        repeat["depends_on"] = [*repeat["depends_on"], "ghost"]
+        expected.add("unknown_dependency")
+    if data.draw(st.booleans()):
+        repeat["args"] = 42
+        expected.add("malformed")
+    plan["steps"].insert(data.draw(st.integers(0, n)), repeat)
+    kinds = {p.kind for p in problems_of(plan, max_steps=n + 1)}
+    assert kinds == expected

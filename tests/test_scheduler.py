@@ -1,12 +1,14 @@
 """decompkit.scheduler: the lecture's traces worked out by hand, repair, properties, bad input."""
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from decompkit import scheduler as sc
-from decompkit.dag import CycleError, descendants, list_schedule, ready_set
+from decompkit.dag import CycleError, ancestors, descendants, list_schedule, ready_set
 from decompkit.examples import coding_task, migration
 
 # The lecture's worked examples (section 4), from the package's one source of example data.
@@ -398,6 +400,106 @@ def test_unroll_works_for_nodes_that_are_not_strings():
         )
 
 
+def level(node):
+    """How many times ``node`` is a copy, read off its name (independently of the module)."""
+    if isinstance(node, str):
+        return len(node) - len(node.rstrip("'"))
+    k = 0
+    while isinstance(node, sc.Primed):
+        node, k = node.original, k + 1
+    return k
+
+
+def test_kappa_plan_caps_every_copy_not_only_the_failed_node():
+    # report fails after one repair; blamed on run_tests, whose live copy run_tests' is
+    # already one copy deep: a second copy would break kappa_plan=1.
+    step = sc.scripted({"run_tests": ["fail"], "report": ["fail"]})
+    faulty = {"run_tests": "write_code", "report": "run_tests"}
+    with pytest.raises(sc.RepairLimitError, match=r"kappa_plan=1 allows no further copy") as info:
+        sc.run_with_repair(A, A_TIME, workers=2, step=step, faulty=faulty, kappa_plan=1)
+    error = info.value
+    assert (error.node, error.capped, error.kappa_plan) == ("report", "run_tests'", 1)
+    assert "report failed and its repair would copy run_tests' again" in str(error)
+    assert error.result.rounds == 2
+    assert max(map(level, error.result.graph)) == 1
+    step = sc.scripted({"run_tests": ["fail"], "report": ["fail"]})
+    result = sc.run_with_repair(A, A_TIME, workers=2, step=step, faulty=faulty, kappa_plan=2)
+    assert max(map(level, result.graph)) == 2 and "report'" in result.done
+    assert result.repairs[1].copies == {"run_tests'": "run_tests''", "report": "report'"}
+
+
+def test_repair_limit_error_pickles_with_its_data():
+    import pickle
+
+    error = sc.RepairLimitError("report", 1, capped="run_tests'")
+    copy = pickle.loads(pickle.dumps(error))
+    assert isinstance(copy, sc.RepairLimitError) and str(copy) == str(error)
+    assert (copy.node, copy.kappa_plan, copy.capped, copy.result) == (
+        "report",
+        1,
+        "run_tests'",
+        None,
+    )
+
+
+def test_two_failures_blamed_on_the_same_node_share_one_copy():
+    # The lecture's case: two red test runs, both blamed on the code. One new version of the
+    # code serves both new test runs, and its prompt carries both failure reports.
+    graph = {"code": [], "t1": ["code"], "t2": ["code"], "report": ["t1", "t2"]}
+    durations = dict.fromkeys(graph, 1)
+    step = sc.scripted({"t1": ["fail"], "t2": ["fail"]})
+    result = sc.run_with_repair(
+        graph, durations, workers=2, step=step, faulty={"t1": "code", "t2": "code"}
+    )
+    (repair,) = result.repairs
+    assert repair.copies == {"code": "code'", "t1": "t1'", "t2": "t2'"}
+    assert result.graph["t1'"] == result.graph["t2'"] == ["code'"]
+    assert result.graph["report"] == ["t1'", "t2'"]
+    assert result.rounds == 2 and result.done == set(result.graph) - {"t1", "t2"}
+    context = repair.context["code'"]
+    assert context.startswith("repairs code; failure report: t1 failed")
+    assert "; failure report: t2 failed" in context
+    assert [e.node for e in result.events.of_kind("dispatch") if e.round == 1].count("code'") == 1
+
+
+def test_copies_of_one_repair_round_read_each_other():
+    # t1 is blamed on the code, t2 on itself: t2's copy still reads the new code, since the
+    # old code is diagnosed wrong in the same round.
+    graph = {"code": [], "t1": ["code"], "t2": ["code"], "report": ["t1", "t2"]}
+    step = sc.scripted({"t1": ["fail"], "t2": ["fail"]})
+    result = sc.run_with_repair(
+        graph, dict.fromkeys(graph, 1), workers=2, step=step, faulty={"t1": "code"}
+    )
+    (repair,) = result.repairs
+    assert repair.graph["t2'"] == ("code'",)
+    assert repair.context["t2'"].startswith("repairs t2; failure report: t2 failed")
+    assert repair.context["t1'"] == "copy of t1"
+
+
+def spans(result):
+    """{node: (start, end)} of each node's last dispatch, from the trace."""
+    start, out = {}, {}
+    for e in result.events:
+        if e.kind == "dispatch":
+            start[e.node] = e.time
+        elif e.kind in ("finish", "fail"):
+            out[e.node] = (start[e.node], e.time)
+    return out
+
+
+def test_a_copy_needs_the_resource_keys_of_its_original():
+    # Example B: the three patches share one lock. E fails first and the round stops, so
+    # its copy is ready together with P and D: a repaired patch still mutates the tenant.
+    step = sc.scripted({"E": ["fail"]})
+    result = sc.run_with_repair(B, B_TIME, workers=3, step=step, resources=B_LOCK, onfail="stop")
+    assert starts(result, rnd=1)["E'"] == 12
+    times = spans(result)
+    for other in ("P", "D"):
+        (s1, e1), (s2, e2) = times["E'"], times[other]
+        assert e1 <= s2 or e2 <= s1, other
+    assert "V" in result.done
+
+
 # --- example B ------------------------------------------------------------------------------
 
 
@@ -470,6 +572,16 @@ def test_a_callable_priority_runs_the_highest_first():
         priority={"a": 1, "b": 3, "c": 2}.get,
     )
     assert [e.node for e in result.events.of_kind("dispatch")] == ["b", "c", "a"]
+
+
+def test_public_names_live_in_the_package_modules():
+    from decompkit.scheduler import loop, repair, steps, trace
+
+    modules = (loop, repair, steps, trace)
+    for name in sc.__all__:
+        homes = [m for m in modules if name in m.__all__]
+        assert len(homes) == 1 and getattr(homes[0], name) is getattr(sc, name), name
+    assert sc.RepairLimitError.__module__ == "decompkit.scheduler"
 
 
 # --- the trace as a table ---------------------------------------------------------------------
@@ -545,7 +657,11 @@ def test_zero_durations_are_allowed():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"graph": {"a": ["b"], "b": ["a"]}}, CycleError, "graph has a cycle"),
+        (
+            {"graph": {"a": ["b"], "b": ["a"]}, "durations": {"a": 1, "b": 1}},
+            CycleError,
+            "graph has a cycle",
+        ),
         ({"graph": {"a": "b"}}, ValueError, "not the str 'b'"),
         (
             {"durations": {"read_spec": 1}},
@@ -555,12 +671,12 @@ def test_zero_durations_are_allowed():
         (
             {"durations": [1, 2]},
             ValueError,
-            r"durations must be a mapping \{node: time\}, got \[1, 2\]",
+            r"durations must be a mapping \{node: duration\}, got \[1, 2\]",
         ),
         (
             {"durations": {**A_TIME, "report": -1}},
             ValueError,
-            r"durations\['report'\] must be a finite number >= 0, got -1",
+            r"duration of node 'report' must be a finite number >= 0, got -1",
         ),
         ({"durations": {**A_TIME, "report": float("nan")}}, ValueError, "got nan"),
         ({"durations": {**A_TIME, "report": True}}, ValueError, "got True"),
@@ -570,7 +686,7 @@ def test_zero_durations_are_allowed():
         (
             {"out": {"ghost": sc.Artifact("ghost", 1)}},
             ValueError,
-            "out has a result for 'ghost', which is not a node",
+            "out names node 'ghost', which is not in the graph",
         ),
         (
             {"out": {"report": "done"}},
@@ -582,10 +698,14 @@ def test_zero_durations_are_allowed():
         (
             {"resources": {"ghost": "db"}},
             ValueError,
-            "resources names 'ghost', which is not a node",
+            "resources names node 'ghost', which is not in the graph",
         ),
         ({"resources": ["db"]}, ValueError, "resources must be a mapping"),
-        ({"context": {"ghost": "x"}}, ValueError, "context names 'ghost', which is not a node"),
+        (
+            {"context": {"ghost": "x"}},
+            ValueError,
+            "context names node 'ghost', which is not in the graph",
+        ),
         ({"context": {"report": 3}}, ValueError, r"context\['report'\] must be a str, got 3"),
     ],
 )
@@ -674,7 +794,7 @@ def _failed_a():
         ({"kappa_plan": -1}, "kappa_plan must be an integer >= 0, got -1"),
         ({"durations": {"read_spec": 1}}, "durations has no entry for node 'fetch_data'"),
         (
-            {"graph": {**A, "run_tests'": []}},
+            {"graph": {**A, "run_tests'": []}, "durations": {**A_TIME, "run_tests'": 1}},
             "cannot copy 'run_tests': the name \"run_tests'\" is already a node",
         ),
     ],
@@ -686,7 +806,7 @@ def test_unroll_rejects_bad_input(kwargs, match):
         "failed": "run_tests",
         "faulty": "write_code",
         "kappa_plan": 2,
-        "durations": {**A_TIME, "run_tests'": 1},
+        "durations": A_TIME,
         **kwargs,
     }
     durations = args.pop("durations")
@@ -710,6 +830,93 @@ def test_run_with_repair_rejects_a_bad_diagnosis():
             step=sc.scripted({"run_tests": ["fail"]}),
             faulty={"run_tests": "report"},
         )
+
+
+def test_one_shot_predecessor_iterables_keep_their_edges():
+    graph = {"a": [], "b": iter(["a"])}
+    result = sc.schedule(graph, {"a": 1, "b": 1}, workers=2)
+    assert starts(result) == {"a": 0, "b": 1}
+    assert result.graph == {"a": [], "b": ["a"]}
+    step = sc.scripted({"a": ["fail"]})
+    graph = {"a": [], "b": (u for u in ["a"])}
+    repaired = sc.run_with_repair(graph, {"a": 1, "b": 1}, workers=2, step=step)
+    assert repaired.graph["b"] == ["a'"] and starts(repaired) == {"a": 0, "a'": 1, "b": 2}
+
+
+def test_unhashable_failed_or_faulty_values_are_named():
+    out = _failed_a()
+    with pytest.raises(ValueError, match=r"faulty node \['a'\] is not a node of graph"):
+        sc.unroll_failed_check(A, out, "run_tests", ["a"], 2, durations=A_TIME)
+    with pytest.raises(ValueError, match=r"failed node \{'x': 1\} is not a node of graph"):
+        sc.unroll_failed_check(A, out, {"x": 1}, "write_code", 2, durations=A_TIME)
+    step = sc.scripted({"run_tests": ["fail"]})
+    with pytest.raises(
+        ValueError, match=r"faulty\('run_tests', graph\) must return a node of graph, got \['x'\]"
+    ):
+        sc.run_with_repair(A, A_TIME, workers=2, step=step, faulty=lambda f, g: ["x"])
+    with pytest.raises(ValueError, match=r"faulty names \['x'\] as a cause, which is not a node"):
+        sc.run_with_repair(A, A_TIME, workers=2, faulty={"run_tests": ["x"]})
+    with pytest.raises(ValueError, match=r"faulty names 'ghost' as a failed node, which is not"):
+        sc.run_with_repair(A, A_TIME, workers=2, faulty={"ghost": "write_code"})
+
+
+def test_a_huge_worker_count_costs_no_memory():
+    result = sc.schedule({"a": []}, {"a": 1}, workers=10**12)
+    assert (result.makespan, result.workers) == (1, 10**12)
+    assert [e.worker for e in result.events.of_kind("dispatch")] == [0]
+    repaired = sc.run_with_repair({"a": []}, {"a": 1}, workers=10**12)
+    assert repaired.workers == 10**12 and repaired.done == {"a"}
+
+
+def test_durations_that_overflow_the_clock_are_refused():
+    with pytest.raises(ValueError, match=r"durations add up to more than the largest float"):
+        sc.schedule({"a": [], "b": ["a"]}, {"a": 1e308, "b": 1e308}, workers=1)
+    # Each duration and their sum are finite; the retry is not.
+    step = sc.scripted({"x": ["reject", "pass"]}, kappa=2)
+    with pytest.raises(
+        ValueError, match=r"durations are too large for the clock: attempt 2 of node 'x'"
+    ):
+        sc.schedule({"x": []}, {"x": 1.5e308}, workers=1, step=step)
+    # Nor is the next repair round, which starts where the first one ended.
+    with pytest.raises(ValueError, match=r"attempt 1 of node \"x'\" would end after the largest"):
+        sc.run_with_repair({"x": []}, {"x": 1.5e308}, workers=1, step=sc.scripted({"x": ["fail"]}))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"durations": [1, 2]},
+        {"durations": {"a": 1}},
+        {"durations": {"a": 1, "b": 1, "zz": 1}},
+        {"durations": {"a": -1, "b": 1}},
+        {"durations": {"a": float("nan"), "b": 1}},
+        {"durations": {"a": True, "b": 1}},
+        {"durations": {"a": "3", "b": 1}},
+        {"durations": {"a": 1e308, "b": 1e308}},
+        {"durations": {"a": 10**400, "b": 0.5}},
+        {"resources": ["a"]},
+        {"resources": {"zz": ["x"]}},
+        {"resources": {"a": "lock"}},
+        {"resources": {"a": 3}},
+        {"priority": "fastest"},
+        {"priority": lambda v: "high"},
+        {"priority": lambda v: float("nan")},
+        {"workers": 0},
+        {"workers": 1.5},
+        {"workers": "2"},
+        {"workers": [2]},
+        {"workers": True},
+        {"workers": 2**63},
+    ],
+)
+def test_both_schedulers_word_each_input_error_alike(kwargs):
+    args = {"durations": {"a": 1, "b": 1}, "workers": 2, "priority": "critical", **kwargs}
+    graph = {"b": ["a"]}
+    with pytest.raises(ValueError) as ours:
+        sc.schedule(graph, **args)
+    with pytest.raises(ValueError) as theirs:
+        list_schedule(graph, **args)
+    assert str(ours.value) == str(theirs.value)
 
 
 # --- properties on random DAGs and random failures ------------------------------------------
@@ -861,3 +1068,162 @@ def test_repair_rounds_finish_every_node_but_the_failed_originals(gd, workers, o
     times = [e.time for e in result.events]
     assert times == sorted(times)
     assert [e.round for e in result.events] == sorted(e.round for e in result.events)
+
+
+#: The forms a predecessor list may take; the last two can be read only once.
+PREDECESSOR_FORMS = {
+    "list": list,
+    "tuple": tuple,
+    "iterator": iter,
+    "generator": lambda preds: (u for u in preds),
+}
+
+
+def reshaped(graph, forms):
+    return {v: PREDECESSOR_FORMS[f](ps) for (v, ps), f in zip(graph.items(), forms, strict=True)}
+
+
+@given(dags(), st.integers(1, 3), st.sampled_from(["stop", "drain"]), st.data())
+def test_one_shot_predecessor_iterables_run_like_lists(gd, workers, onfail, data):
+    graph, durations = gd
+    forms = data.draw(st.lists(st.sampled_from(sorted(PREDECESSOR_FORMS)), min_size=len(graph),
+                               max_size=len(graph)))  # fmt: skip
+    failing = data.draw(st.sets(st.sampled_from(list(graph))))
+
+    def run(g):
+        step = sc.scripted(dict.fromkeys(failing, ["fail"]))
+        return sc.schedule(g, durations, workers=workers, onfail=onfail, step=step)
+
+    def repair(g):
+        step = sc.scripted(dict.fromkeys(failing, ["fail"]))
+        return sc.run_with_repair(g, durations, workers=workers, onfail=onfail, step=step)
+
+    for call in (run, repair):
+        ours, theirs = call(reshaped(graph, forms)), call(graph)
+        assert (ours.events, ours.graph, ours.out) == (theirs.events, theirs.graph, theirs.out)
+
+
+UNHASHABLE = st.one_of(
+    st.lists(st.integers(0, 3), max_size=2),
+    st.sets(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.integers(0, 3), st.integers(0, 3), max_size=1),
+)
+
+
+@given(UNHASHABLE)
+def test_unhashable_diagnoses_are_named_never_a_bare_type_error(bad):
+    out = _failed_a()
+    with pytest.raises(ValueError, match=r"faulty node .* is not a node of graph") as info:
+        sc.unroll_failed_check(A, out, "run_tests", bad, 2, durations=A_TIME)
+    assert repr(bad) in str(info.value)
+    with pytest.raises(ValueError, match=r"failed node .* is not a node of graph"):
+        sc.unroll_failed_check(A, out, bad, "write_code", 2, durations=A_TIME)
+    step = sc.scripted({"run_tests": ["fail"]})
+    with pytest.raises(
+        ValueError, match=r"faulty\('run_tests', graph\) must return a node"
+    ) as info:
+        sc.run_with_repair(A, A_TIME, workers=2, step=step, faulty=lambda f, g: bad)
+    assert repr(bad) in str(info.value)
+    with pytest.raises(ValueError, match=r"faulty names .* as a cause, which is not a node"):
+        sc.run_with_repair(A, A_TIME, workers=2, faulty={"run_tests": bad})
+
+
+@given(dags(max_nodes=8), st.integers(0, 2**63 - 1), st.booleans(), st.data())
+def test_workers_beyond_the_node_count_run_as_one_per_node(gd, extra, as_float, data):
+    graph, durations = gd
+    n = len(graph)
+    many = min(n + extra, 2**63 - 1)
+    if as_float:
+        many = float(min(many, 2**53))  # an integral float stays exact below 2**53
+    failing = data.draw(st.sets(st.sampled_from(list(graph))))
+
+    def run(workers):
+        step = sc.scripted(dict.fromkeys(failing, ["fail"]))
+        return sc.run_with_repair(graph, durations, workers=workers, step=step)
+
+    ours, one_each = run(many), run(n)
+    assert (ours.events, ours.out) == (one_each.events, one_each.out)
+    assert ours.workers == int(many)
+
+
+@given(st.integers(2**63, 2**200) | st.floats(2**63, 1e300))
+def test_counts_beyond_int64_are_refused_naming_the_value(value):
+    # Counts go through the shared check of decompkit._validate, which must not let a float
+    # of 2**63 or more wrap around when it becomes an int64.
+    out = _failed_a()
+    calls = [
+        ("workers", lambda: sc.schedule(A, A_TIME, workers=value)),
+        ("workers", lambda: sc.run_with_repair(A, A_TIME, workers=value)),
+        ("kappa_plan", lambda: sc.run_with_repair(A, A_TIME, workers=2, kappa_plan=value)),
+        (
+            "kappa_plan",
+            lambda: sc.unroll_failed_check(
+                A, out, "run_tests", "write_code", value, durations=A_TIME
+            ),
+        ),
+        ("kappa", lambda: sc.scripted(kappa=value)),
+        ("kappa", lambda: sc.seeded(0.5, 0.5, kappa=value)),
+    ]
+    for name, call in calls:
+        with pytest.raises(ValueError, match=name) as info:
+            call()
+        assert repr(value) in str(info.value), name
+
+
+@given(dags(max_nodes=6), st.integers(1, 3), st.data())
+def test_float_durations_never_give_an_infinite_time(gd, kappa, data):
+    graph, _ = gd
+    big = st.floats(0, sys.float_info.max) | st.sampled_from([sys.float_info.max, 1e308])
+    durations = {v: data.draw(big) for v in graph}
+    rejected = data.draw(st.sets(st.sampled_from(list(graph))))
+    step = sc.scripted(dict.fromkeys(rejected, ["reject"] * kappa), kappa=kappa)
+    try:
+        result = sc.run_with_repair(graph, durations, workers=2, step=step, kappa_plan=1)
+    except ValueError as error:
+        message = str(error)
+        assert "durations add up to more than the largest float" in message or (
+            "durations are too large for the clock" in message
+        )
+        return
+    assert all(np.isfinite(e.time) for e in result.events)
+
+
+@given(dags(max_nodes=7), st.integers(1, 3), st.integers(0, 3), st.data())
+def test_kappa_plan_caps_every_copy(gd, workers, kappa_plan, data):
+    graph, durations = gd
+    failing = data.draw(st.sets(st.sampled_from(list(graph)), min_size=1))
+    script = {}
+    for v in failing:  # a failing node keeps failing in its first few copies
+        node = v
+        for _ in range(data.draw(st.integers(1, 3))):
+            script[node] = ["fail"]
+            node = sc.Primed(node)
+    cause = {v: data.draw(st.sampled_from([v, *sorted(ancestors(graph, [v]))])) for v in failing}
+    step = sc.scripted(script)
+    try:
+        final = sc.run_with_repair(
+            graph, durations, workers=workers, step=step, faulty=cause, kappa_plan=kappa_plan
+        )
+    except sc.RepairLimitError as error:
+        final = error.result
+        assert level(error.capped) == kappa_plan
+    else:
+        assert final.done == set(final.graph) - final.failed
+    assert all(level(node) <= kappa_plan for node in final.graph)
+
+
+@given(dags(max_nodes=8), st.integers(1, 3), st.data())
+def test_the_failures_of_one_round_are_unrolled_together(gd, workers, data):
+    graph, durations = gd
+    failing = data.draw(st.sets(st.sampled_from(list(graph)), min_size=1))
+    cause = {v: data.draw(st.sampled_from([v, *sorted(ancestors(graph, [v]))])) for v in failing}
+    step = sc.scripted(dict.fromkeys(failing, ["fail"]))  # copies pass
+    result = sc.run_with_repair(
+        graph, durations, workers=workers, step=step, faulty=cause, kappa_plan=len(graph)
+    )
+    assert result.done == set(result.graph) - failing
+    assert result.blocked == frozenset()
+    assert len(result.repairs) == result.rounds - 1
+    for repair in result.repairs:
+        for copy in repair.copies.values():  # every copy reads the copies of its round
+            assert not set(repair.graph[copy]) & set(repair.copies)

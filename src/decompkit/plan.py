@@ -16,8 +16,8 @@ import reprlib
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ._validate import count
 from .dag import CycleError, topological_order
+from .dag._inputs import whole
 
 __all__ = [
     "PlanProblem",
@@ -224,9 +224,12 @@ def validate_plan(plan, tools, *, max_steps: int = 20) -> dict:
     -----
     The checks, in order: the plan's shape; each step's keys and types; the size bounds
     ``1 <= len(steps) <= max_steps``; unique ids; known tools (with the closest known name as
-    a hint); dependencies that name existing steps; no cycle. Malformed steps, the second
-    and later copies of a duplicated id, and dangling dependencies are left out of the graph
-    that is searched for a cycle, so one mistake is never reported twice. One cycle is
+    a hint); dependencies that name existing steps; no cycle. Every problem is reported,
+    also where problems overlap: each check runs on every step whose fields it reads are
+    well formed, so a step with a repeated id, or a malformed argument, is still checked for
+    an unknown tool and dangling dependencies, and a dependency on a malformed step is not
+    dangling. The graph searched for a cycle holds the first step of each id and only the
+    dependencies that name a step, so one mistake is never reported twice. One cycle is
     named (the one Kahn's algorithm leaves behind), with its first step repeated at the end.
     Theta(V + E).
 
@@ -254,7 +257,7 @@ def validate_plan(plan, tools, *, max_steps: int = 20) -> dict:
         known_tools = set(tools)
     except TypeError:
         raise ValueError(f"tools must be a collection of tool names, got {tools!r}") from None
-    max_steps = int(count("max_steps", max_steps, minimum=1))
+    max_steps = whole("max_steps", max_steps, minimum=1)
 
     steps, problems = _steps(plan, STEP_KEYS)
     n = len(plan["steps"])
@@ -265,36 +268,48 @@ def validate_plan(plan, tools, *, max_steps: int = 20) -> dict:
             PlanProblem("size", (), f"plan has {n} steps, more than max_steps={max_steps}")
         )
 
-    unique = _unique(steps, problems)
-    steps = [step for _, step in steps]
-    for step in steps:
-        if step["tool"] not in known_tools:
-            hint = difflib.get_close_matches(step["tool"], sorted(map(str, known_tools)), n=1)
+    # Each check reads only the fields it needs, on every step where those are well formed:
+    # a step with one problem (malformed, or a repeated id) is still checked for the others.
+    named = [(k, step) for k, step in enumerate(plan["steps"], start=1) if _has_id(step)]
+    _unique(named, problems)
+    first = {}
+    for position, step in named:
+        first.setdefault(step["id"], position)
+    mappings = [(k, s) for k, s in enumerate(plan["steps"], start=1) if isinstance(s, Mapping)]
+    for position, step in mappings:
+        tool = step.get("tool")
+        if isinstance(tool, str) and tool and tool not in known_tools:
+            hint = difflib.get_close_matches(tool, sorted(map(str, known_tools)), n=1)
             also = f" (did you mean {hint[0]!r}?)" if hint else ""
+            label = _label(step, position)
             problems.append(
                 PlanProblem(
-                    "unknown_tool",
-                    (step["id"],),
-                    f"unknown tool {step['tool']!r} in step {step['id']!r}{also}",
+                    "unknown_tool", (label,), f"unknown tool {tool!r} in step {label!r}{also}"
                 )
             )
 
-    ids = {step["id"] for step in steps}
+    # The graph searched for a cycle: the first step of each id, with the dependencies that
+    # name a step, so a dangling dependency or a repeated id is never reported twice.
     graph = {}
-    for step in unique:
-        deps = []
-        for dep in dict.fromkeys(step["depends_on"]):
-            if dep in ids:
-                deps.append(dep)
+    for position, step in mappings:
+        deps = step.get("depends_on", ())
+        if not (isinstance(deps, (list, tuple)) and all(isinstance(d, str) for d in deps)):
+            deps = ()  # reported as malformed already
+        label = _label(step, position)
+        kept = []
+        for dep in dict.fromkeys(deps):
+            if dep in first:
+                kept.append(dep)
             else:
                 problems.append(
                     PlanProblem(
                         "unknown_dependency",
-                        (step["id"], dep),
-                        f"step {step['id']!r} depends on {dep!r}, which is not a step of the plan",
+                        (label, dep),
+                        f"step {label!r} depends on {dep!r}, which is not a step of the plan",
                     )
                 )
-        graph[step["id"]] = tuple(deps)
+        if _has_id(step) and first[step["id"]] == position:
+            graph[step["id"]] = tuple(kept)
 
     try:
         topological_order(graph)
