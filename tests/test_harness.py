@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from decompkit import harness, markov
+from decompkit import harness
 from decompkit.harness import (
     Auditor,
     Context,
@@ -32,13 +32,14 @@ from decompkit.harness import (
     Manager,
     Result,
     appended_context_cost,
+    batch,
     exact_success,
     fresh_context_cost,
     relevant_share,
     run_loop,
     simulate,
 )
-from decompkit.markov import success_exact
+from decompkit.markov import montecarlo, success_exact
 
 STRICT = 1 - 1e-6  # confidence of the non-flaky Wilson intervals
 Z_STRICT = 4.891638475671084  # its two-sided normal quantile
@@ -51,7 +52,7 @@ def outcomes_of_loops(runs, *args, seed, **options):
 
 
 def wilson_strict(successes, runs):
-    return harness._wilson(successes, runs, Z_STRICT)
+    return batch._wilson(successes, runs, Z_STRICT)
 
 
 # ---------------------------------------------------------------- the loop is the chain
@@ -491,7 +492,7 @@ def test_simulate_broadcasts_and_returns_python_numbers_for_scalars():
 
 def test_interval_at_95_percent_is_markovs_wilson():
     sim = simulate(10, 0.9, 0.5, 15, runs=300, seed=3)
-    low, high = markov._wilson(sim.successes, 300)
+    low, high = montecarlo._wilson(sim.successes, 300)
     assert_allclose([sim.low, sim.high], [low, high], rtol=1e-14)
     assert sim.low < sim.estimate < sim.high
 
@@ -629,7 +630,7 @@ def test_correlation_rejects_bad_fields(kwargs, message):
 def test_exact_correlated_refuses_an_endless_sum(monkeypatch):
     # p tiny and every error caught: the mass never settles within the walk's limit (2**20
     # rounds; lowered here to keep the test fast).
-    monkeypatch.setattr(harness, "_MAX_ROUNDS", 1024)
+    monkeypatch.setattr(batch, "_MAX_ROUNDS", 1024)
     with pytest.raises(ValueError, match=r"needs more than 1024 rounds to settle at n=2"):
         exact_success(2, 1e-9, 1.0, 10**7, correlated=Correlation(spread=0.0))
     # Below the limit the same point is summed.

@@ -59,6 +59,33 @@ def count(name: str, value, *, minimum: int = 0) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def single(name: str, arr: np.ndarray):
+    """The one value of a validated 0-d array; arrays raise ``ValueError`` naming ``name``."""
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
+    return arr.item()
+
+
+def flag(name: str, value) -> bool:
+    """``value`` as a bool; anything but ``True`` or ``False`` raises ``ValueError``."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def random_generator(seed) -> np.random.Generator:
+    """A random generator from ``seed``: None, an integer >= 0, or a Generator used as given."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or (
+        isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)) and seed >= 0
+    ):
+        return np.random.default_rng(seed)
+    raise ValueError(
+        f"seed must be None, an integer >= 0 or a numpy.random.Generator, got {seed!r}"
+    )
+
+
 def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
     """Broadcast named arrays together, naming them all when shapes clash."""
     try:
