@@ -94,6 +94,8 @@ def probability(name: str, value) -> np.ndarray:
     ...
     ValueError: p must be in [0, 1], got 1.2
     """
+    if type(value) is float and 0.0 <= value <= 1.0:  # the usual case, checked cheaply
+        return np.asarray(value)
     arr = _as_float_array(name, value)
     bad = ~((arr >= 0.0) & (arr <= 1.0))  # also catches NaN
     if bad.any():
@@ -161,6 +163,8 @@ def count(name: str, value, *, minimum: int = 0, maximum: int = INT64_MAX, why: 
     ...
     ValueError: n must be an integer >= 0, got -1
     """
+    if type(value) is int and minimum <= value <= maximum:  # the usual case, checked cheaply
+        return np.asarray(value, dtype=np.int64)
     arr = _numbers(name, value)
     if arr.dtype.kind == "f":
         whole = _whole_floats(arr)
@@ -220,6 +224,8 @@ def large_count(name: str, value, *, minimum: int = 0) -> np.ndarray:
     ...
     ValueError: n must be an integer >= 0, got inf
     """
+    if type(value) is int and minimum <= value < 2**1023:  # the usual case, checked cheaply
+        return np.asarray(float(value))
     arr = _as_float_array(name, value)
     low = ~_whole_floats(arr) | (arr < minimum)
     if low.any():

@@ -11,18 +11,18 @@ for many points at once (the fast path the benchmark asked for).
 
 from __future__ import annotations
 
-from .._validate import broadcast, count, probability, scalar_or_array
+from .._validate import broadcast, count, large_count, probability, scalar_or_array
 from ._longsum import success_flat
 
 __all__ = ["success_exact"]
 
 
 def _chain_args(n, p, q, budget):
-    """Validate and broadcast the four chain arguments."""
+    """Validate and broadcast the four chain arguments; ``budget`` comes back as floats."""
     n = count("n", n)
     p = probability("p", p)
     q = probability("q", q)
-    budget = count("budget", budget)
+    budget = large_count("budget", budget)
     return broadcast(n=n, p=p, q=q, budget=budget)
 
 
@@ -38,7 +38,8 @@ def success_exact(n, p, q, budget):
     q : float or array_like
         Probability that the audit catches a wrong round.
     budget : int or array_like of int
-        Round budget ``B >= 0``. ``B < n`` is legal: the task cannot finish, success is 0.
+        Round budget ``B >= 0``, any whole number a float holds (``1e19``, ``1e300``: the
+        sum stops where its tail is negligible). ``B < n`` is legal: success is 0.
 
     Returns
     -------
@@ -48,10 +49,11 @@ def success_exact(n, p, q, budget):
     Raises
     ------
     ValueError
-        If ``p`` or ``q`` is outside [0, 1] or NaN, ``n`` or ``budget`` is not a whole number
-        >= 0, or the arguments cannot be broadcast together; also for a point whose sum would
-        need more than 2**27 terms (only a tiny ``p`` with ``q`` near 1 and a budget of many
-        times ``n / p`` rounds gets there).
+        If ``p`` or ``q`` is outside [0, 1] or NaN, ``n`` is not a whole number in
+        [0, 2**63 - 1], ``budget`` is not a whole number >= 0, or the arguments cannot be
+        broadcast together; also for a point whose sum would need more than 2**27 terms
+        (only a tiny ``p`` with ``q`` near 1 and a budget of many times ``n / p`` rounds
+        gets there).
 
     Notes
     -----
@@ -63,23 +65,16 @@ def success_exact(n, p, q, budget):
     the probability that the ``n``-th advance of a negative-binomial sequence comes by round
     ``B``. Edge cases: ``n = 0`` gives 1; ``B < n`` gives 0; ``p = 0`` gives 0; ``r = 0``
     (``q = 0`` or ``p = 1``) gives :math:`p^n` for every ``B >= n``; ``q = 1`` gives the
-    binomial tail :math:`P[\mathrm{Bin}(B, p) \ge n]`.
+    binomial tail :math:`P[\mathrm{Bin}(B, p) \ge n]`; as ``B`` grows the sum tends to
+    :math:`(p/(1-r))^n`.
 
-    The terms :math:`a_k` are unimodal with ratio :math:`a_{k+1}/a_k = r(n+k)/(k+1)`. The sum
-    is taken relative to the largest term: from the mode outwards the running products of
-    ratios are at most 1 (no overflow, relative error about ``k`` ulps), and the largest term
-    is :math:`p^n` times the product of the ratios below the mode, taken in log space (as a
-    sum of logs where the product would underflow). Once the ratio is below
-    :math:`\rho = r + \theta(1-r)` the tail is geometric and is cut where it falls below
-    :math:`10^{-18}` of the sum (best of :math:`\theta \in \{1/4, 1/2, 3/4\}`), so the
-    work per point is :math:`O(\min(B - n,\; nr/(1-r)))` and a huge budget costs no more than
-    a large one. Points are summed together in padded blocks of similar length, all
-    vectorised; ``n = 10**5`` takes milliseconds. Points longer than 2**18 terms are summed
-    one by one from an ``lgamma`` value of the largest term, walking outwards until the terms
-    underflow (relative accuracy about 1e-10 there). ``n = 1`` is summed in closed form, and
-    a point whose upper bound :math:`\min\{(p/(1-r))^n, (eBp/n)^n\}` is below the smallest
-    double returns 0 at once. Checked against exact rational arithmetic for ``n <= 300``,
-    the absolute error stayed below 1e-13.
+    The terms are summed relative to the largest one, and the tail is cut where it falls
+    below :math:`10^{-18}` of the sum, so the work per point is
+    :math:`O(\min(B - n,\; nr/(1-r)))` and a huge budget costs no more than a large one;
+    ``n = 10**5`` takes milliseconds. The engine (``decompkit.markov._longsum``) says how.
+    Against sums in 45-digit decimal arithmetic on random points with ``n`` up to
+    ``2 * 10**5`` and budgets up to ``10**30``, the relative error stayed below 1e-13 for
+    results above 1e-10, and below 3e-13 down to the underflow threshold.
 
     References
     ----------

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._validate import broadcast, count, probability, scalar_or_array, single
+from .._validate import broadcast, count, large_count, probability, scalar_or_array, single
 from .exact import success_exact
 
 __all__ = [
@@ -28,8 +28,8 @@ __all__ = [
 
 
 def _escape_args(p, q, **counts):
-    """Validate p, q and any whole-number arguments, broadcast all, add lambda."""
-    arrays = {name: count(name, value) for name, value in counts.items()}
+    """Validate p, q and any counts (floats of any size), broadcast all, add lambda."""
+    arrays = {name: large_count(name, value) for name, value in counts.items()}
     arrays = broadcast(**arrays, p=probability("p", p), q=probability("q", q))
     p, q = arrays[-2], arrays[-1]
     return (*arrays, (1.0 - p) * (1.0 - q))
@@ -41,7 +41,7 @@ def grounded_survival(t, p, q):
     Parameters
     ----------
     t : int or array_like of int
-        Rounds, ``t >= 0``.
+        Rounds, ``t >= 0``, of any size a float holds.
     p, q : float or array_like
         Executor accuracy and audit detection probability.
 
@@ -69,7 +69,7 @@ def grounded_survival(t, p, q):
     [1.0, 0.5, 0.25]
     """
     t, _, _, lam = _escape_args(p, q, t=t)
-    return scalar_or_array(np.power(1.0 - lam, t.astype(float)))
+    return scalar_or_array(np.power(1.0 - lam, t))
 
 
 def grounded_half_life(p, q):
@@ -116,7 +116,8 @@ def expected_rounds(n, p, q):
     Parameters
     ----------
     n : int or array_like of int
-        Number of subtasks, ``n >= 0``.
+        Number of subtasks, ``n >= 0``, of any size a float holds (``1e19`` gives
+        :math:`1/\lambda` to double precision).
     p, q : float or array_like
         Executor accuracy and audit detection probability.
 
@@ -124,7 +125,8 @@ def expected_rounds(n, p, q):
     -------
     float or ndarray
         :math:`(1 - s^n)/\lambda` with :math:`s = p / (p + \lambda)`; :math:`n/p` when
-        :math:`\lambda = 0`; ``inf`` when ``p = 0`` and ``q = 1`` (the run never moves).
+        :math:`\lambda = 0`; ``inf`` when ``p = 0`` and ``q = 1`` (the run never moves), or
+        where the mean is beyond the float range.
 
     Raises
     ------
@@ -146,19 +148,22 @@ def expected_rounds(n, p, q):
     10.5263
     >>> round(expected_rounds(10, 0.95, 0.0), 4)
     8.0253
+    >>> expected_rounds(1e19, 0.9, 0.5), expected_rounds(0, 1e-20, 0.0)
+    (20.0, 0.0)
     """
     n, p, _, lam = _escape_args(p, q, n=n)
-    out = np.empty(n.shape)
-    moving = p > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # 1 - s^n as -expm1(n log s), accurate when lambda is tiny and s close to 1.
+    out = np.zeros(n.shape)  # n = 0: absorbed already, also where log s below is -inf
+    moving = (n > 0) & (p > 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # 1 - s^n as -expm1(n log s), accurate when lambda is tiny and s close to 1; n / p
+        # beyond the float range (n near 1e308) is inf.
         log_s = np.log1p(-lam[moving] / (p[moving] + lam[moving]))
         finite = -np.expm1(n[moving] * log_s) / lam[moving]
-    out[moving] = np.where(lam[moving] > 0, finite, n[moving] / p[moving])
+        out[moving] = np.where(lam[moving] > 0, finite, n[moving] / p[moving])
     # p = 0: each round either corrupts (lambda = 1 - q) or stays; never moves if q = 1.
-    stuck = ~moving
+    stuck = (n > 0) & (p == 0)
     with np.errstate(divide="ignore"):
-        out[stuck] = np.where(n[stuck] > 0, 1.0 / lam[stuck], 0.0)
+        out[stuck] = 1.0 / lam[stuck]
     return scalar_or_array(out)
 
 
@@ -200,8 +205,15 @@ def _budget_factor(value) -> float:
 
 
 def _budgets(ns: np.ndarray, budget_factor: float) -> np.ndarray:
-    """round(budget_factor * n), half to even like Python's round."""
-    return np.rint(budget_factor * ns).astype(np.int64)
+    """round(budget_factor * n) as floats, half to even like Python's round."""
+    with np.errstate(over="ignore"):
+        budgets = np.rint(budget_factor * ns.astype(float))
+    if not np.isfinite(budgets).all():
+        raise ValueError(
+            f"budget_factor * n must stay within the float range (about 1.8e308) for every "
+            f"horizon, got budget_factor={budget_factor!r} and n up to {int(ns.max())}"
+        )
+    return budgets
 
 
 def collapse_horizon(p, q, budget_factor=2.0, threshold=0.5, grid=range(5, 205, 5)):
@@ -228,13 +240,16 @@ def collapse_horizon(p, q, budget_factor=2.0, threshold=0.5, grid=range(5, 205, 
     ------
     ValueError
         If ``p``, ``q`` or ``threshold`` is outside [0, 1] or not a single number,
-        ``budget_factor`` is negative or not finite, or ``grid`` is empty or holds
-        something other than whole numbers >= 0.
+        ``budget_factor`` is negative or not finite (or so large that
+        ``budget_factor * n`` overflows a float), or ``grid`` is empty or holds something
+        other than whole numbers >= 0.
 
     Examples
     --------
     >>> [collapse_horizon(0.95, q) for q in (0.0, 0.5, 0.9, 1.0)]
     [15, 30, 135, None]
+    >>> collapse_horizon(0.95, 0.5, budget_factor=1e300)  # unlimited: (p / (1 - r))^n
+    30
     """
     p = single("p", probability("p", p))
     q = single("q", probability("q", q))

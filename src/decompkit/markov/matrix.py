@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import count, probability, scalar_or_array, single
-from .exact import _chain_args
+from .._validate import broadcast, count, probability, scalar_or_array, single
 
 __all__ = ["transition_matrix", "success_matrix_power"]
 
 #: Largest n the dense matrix method accepts: (n+2)^2 doubles and O(n^3 log B) work.
 _MATRIX_MAX_N = 2000
+_WHY = " for the matrix method (use success_exact)"
 
 
 def transition_matrix(n, p, q):
@@ -26,7 +26,7 @@ def transition_matrix(n, p, q):
     Parameters
     ----------
     n : int
-        Number of subtasks, ``n >= 0``.
+        Number of subtasks, ``0 <= n <= 2000`` (32 MB of matrix at the bound).
     p : float
         Probability that one round of the executor is correct.
     q : float
@@ -41,7 +41,7 @@ def transition_matrix(n, p, q):
     Raises
     ------
     ValueError
-        If ``p`` or ``q`` is outside [0, 1], ``n`` is not a whole number >= 0, or an
+        If ``p`` or ``q`` is outside [0, 1], ``n`` is not a whole number in [0, 2000], or an
         argument is an array.
 
     Notes
@@ -57,7 +57,8 @@ def transition_matrix(n, p, q):
            [0.  , 0.  , 1.  , 0.  ],
            [0.  , 0.  , 0.  , 1.  ]])
     """
-    n = int(single("n", count("n", n)))
+    why = " (the dense matrix holds (n + 2)**2 numbers)"
+    n = int(single("n", count("n", n, maximum=_MATRIX_MAX_N, why=why)))
     p = single("p", probability("p", p))
     q = single("q", probability("q", q))
     size = n + 2
@@ -81,7 +82,7 @@ def success_matrix_power(n, p, q, budget):
     p, q : float or array_like
         Executor accuracy per round and audit detection probability.
     budget : int or array_like of int
-        Round budget ``B >= 0``; ``B < n`` is legal and gives 0.
+        Round budget ``0 <= B <= 2**63 - 1``; ``B < n`` is legal and gives 0.
 
     Returns
     -------
@@ -91,8 +92,9 @@ def success_matrix_power(n, p, q, budget):
     Raises
     ------
     ValueError
-        On a bad argument (see :func:`success_exact`) or ``n > 2000``: the dense matrix has
-        ``(n+2)^2`` entries and each product costs :math:`O(n^3)`.
+        On a bad argument (see :func:`success_exact`), ``n > 2000`` (the dense matrix has
+        ``(n+2)^2`` entries and each product costs :math:`O(n^3)`) or a budget beyond int64
+        (:func:`success_exact` takes any budget).
 
     Notes
     -----
@@ -105,12 +107,11 @@ def success_matrix_power(n, p, q, budget):
     >>> round(success_matrix_power(10, 0.95, 0.5, 20), 3)
     0.771
     """
-    n, p, q, budget = _chain_args(n, p, q, budget)
-    if n.size and n.max() > _MATRIX_MAX_N:
-        raise ValueError(
-            f"n must be <= {_MATRIX_MAX_N} for the matrix method, got {int(n.max())!r}; "
-            "use success_exact"
-        )
+    n = count("n", n, maximum=_MATRIX_MAX_N, why=_WHY)
+    p = probability("p", p)
+    q = probability("q", q)
+    budget = count("budget", budget, why=_WHY)
+    n, p, q, budget = broadcast(n=n, p=p, q=q, budget=budget)
     out = np.empty(n.shape)
     for idx in np.ndindex(n.shape):
         P = transition_matrix(int(n[idx]), float(p[idx]), float(q[idx]))

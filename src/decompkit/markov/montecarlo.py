@@ -14,11 +14,44 @@ import numpy as np
 
 from .._validate import count, random_generator, scalar_or_array, single
 from .exact import _chain_args
+from .horizon import expected_rounds
 
 __all__ = ["MonteCarloResult", "success_monte_carlo"]
 
 #: Two-sided 95 % normal quantile, for the Wilson interval.
 _Z95 = 1.959963984540054
+#: Most runs one call simulates (trials times points): each costs ~50 bytes while it lives.
+MAX_RUNS = 10**7
+#: Most rounds a run may live on average (the loop steps every round of the longest run).
+MAX_ROUNDS = 10**6
+
+
+def _check_work(n, p, q, budget, trials):
+    """Refuse a call whose runs would need too much memory or too many rounds."""
+    if trials * n.size > MAX_RUNS:
+        raise ValueError(
+            f"trials must be an integer <= {MAX_RUNS // max(n.size, 1)} for {n.size} points "
+            f"({MAX_RUNS:,} simulated runs per call at most), got {trials}"
+        )
+    if budget.size == 0 or budget.max() <= MAX_ROUNDS:  # no run outlives its budget
+        return
+    live = (n > 0) & (budget >= n) & (p > 0.0)
+    if not live.any():
+        return
+    n, p, q, budget = n[live], p[live], q[live], budget[live]
+    # A run leaves every state after 1/(1 - r) rounds on average, so n/(1 - r) bounds its
+    # mean life; only if that is not enough is the exact mean (which counts corruption) used.
+    life = np.minimum(budget, n / (p + (1.0 - p) * (1.0 - q)))
+    if life.max() <= MAX_ROUNDS:
+        return
+    life = np.minimum(budget, expected_rounds(n, p, q))
+    i = int(np.argmax(life))
+    if life[i] > MAX_ROUNDS:
+        raise ValueError(
+            f"runs at n={int(n[i])}, p={float(p[i])!r}, q={float(q[i])!r}, budget="
+            f"{float(budget[i]):g} live about {life[i]:.3g} rounds on average, more than the "
+            f"{MAX_ROUNDS:,} the simulation steps through; use success_exact"
+        )
 
 
 class MonteCarloResult(NamedTuple):
@@ -51,7 +84,8 @@ def success_monte_carlo(n, p, q, budget, trials=20_000, seed=None):
     n, p, q, budget
         As in :func:`success_exact`; they broadcast, and every point gets ``trials`` runs.
     trials : int
-        Simulated runs per point, ``>= 1``.
+        Simulated runs per point, ``>= 1``; at most 10**7 runs per call in all (trials
+        times the number of points), about 0.5 GB of working memory at the bound.
     seed : None, int or numpy.random.Generator
         Source of randomness; the same int gives the same result. A Generator is used (and
         advanced) as given.
@@ -66,7 +100,9 @@ def success_monte_carlo(n, p, q, budget, trials=20_000, seed=None):
     ------
     ValueError
         On a bad ``n``, ``p``, ``q`` or ``budget`` (as in :func:`success_exact`), ``trials``
-        not a whole number >= 1, or a ``seed`` of the wrong kind.
+        not a whole number >= 1 or above the bound, a ``seed`` of the wrong kind, or a point
+        whose runs would live more than 10**6 rounds on average (a tiny ``p`` with ``q``
+        near 1 and a huge budget): the simulation steps every round.
 
     Notes
     -----
@@ -89,7 +125,13 @@ def success_monte_carlo(n, p, q, budget, trials=20_000, seed=None):
     True
     """
     n, p, q, budget = _chain_args(n, p, q, budget)
-    trials = int(single("trials", count("trials", trials, minimum=1)))
+    trials = int(
+        single(
+            "trials",
+            count("trials", trials, minimum=1, maximum=MAX_RUNS, why=" (simulated runs per call)"),
+        )
+    )
+    _check_work(n, p, q, budget, trials)
     generator = random_generator(seed)
     successes = _simulate(n.ravel(), p.ravel(), q.ravel(), budget.ravel(), trials, generator)
     successes = successes.reshape(n.shape)
