@@ -103,6 +103,26 @@ def probability(name: str, value) -> np.ndarray:
     return arr
 
 
+def nonnegative(name: str, value, *, strict: bool = False) -> np.ndarray:
+    """Return ``value`` as a float array of finite numbers >= 0 (> 0 with ``strict``).
+
+    Examples
+    --------
+    >>> nonnegative("a", [0, 2.5])
+    array([0. , 2.5])
+    >>> nonnegative("wall", float("inf"), strict=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: wall must be a finite number > 0, got inf
+    """
+    arr = _as_float_array(name, value)
+    bad = ~(np.isfinite(arr) & ((arr > 0.0) if strict else (arr >= 0.0)))
+    if bad.any():
+        bound = "> 0" if strict else ">= 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {_shown(value, arr, bad)}")
+    return arr
+
+
 def _whole_floats(arr: np.ndarray) -> np.ndarray:
     """Where a float array holds a finite whole number."""
     with np.errstate(invalid="ignore"):

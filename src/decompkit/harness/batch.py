@@ -20,12 +20,14 @@ from .._validate import (
     broadcast,
     count,
     flag,
+    large_count,
     probability,
     random_generator,
     scalar_or_array,
     single,
 )
 from ..markov.exact import success_exact
+from ..markov.horizon import expected_rounds
 from ._batch import simulate_flat
 
 __all__ = ["Correlation", "SimulationResult", "simulate", "exact_success"]
@@ -36,6 +38,14 @@ PERSUASION = 0.9
 _REL_TOL = 1e-17
 #: The exact sum refuses to walk more rounds than this (a ValueError, not a hang).
 _MAX_ROUNDS = 1 << 20
+#: ... and more subtask-rounds (n times rounds) than this, a few seconds of work.
+_MAX_CELLS = 1 << 28
+#: Most subtasks with clustered errors: one first-attempt and one retry rate each.
+MAX_SUBTASKS = 10**6
+#: Most runs one call of simulate steps together (runs times points), ~50 bytes each.
+MAX_RUNS = 10**7
+#: Most rounds a run may live on average (the loop steps every round of the longest run).
+MAX_ROUNDS = 10**6
 
 
 def _confidence(value) -> float:
@@ -108,9 +118,10 @@ class Correlation:
         Raises
         ------
         ValueError
-            If ``n`` is not a whole number >= 1 or ``p`` is outside [0, 1].
+            If ``n`` is not a whole number in [1, 10**6] or ``p`` is outside [0, 1].
         """
-        n = int(single("n", count("n", n, minimum=1)))
+        why = " (one first-attempt and one retry rate per subtask)"
+        n = int(single("n", count("n", n, minimum=1, maximum=MAX_SUBTASKS, why=why)))
         p = float(single("p", probability("p", p)))
         k = int(np.rint(self.hard_fraction * n))
         first = np.full(n, p)
@@ -140,13 +151,56 @@ def _loop_args(n, p, q, budget, auditor_reads_trace, persuasion):
     n = count("n", n, minimum=1)
     p = probability("p", p)
     q = probability("q", q)
-    budget = count("budget", budget)
+    budget = large_count("budget", budget)
     reads = flag("auditor_reads_trace", auditor_reads_trace)
     persuasion = probability("persuasion", persuasion)
     if not reads:
         return broadcast(n=n, p=p, q=q, budget=budget)
     n, p, q, budget, persuasion = broadcast(n=n, p=p, q=q, budget=budget, persuasion=persuasion)
     return n, p, q * (1.0 - persuasion), budget
+
+
+def mean_rounds(first, retry, q, *, retire_stuck):
+    """An upper bound on the mean rounds of a run: the rounds until each subtask is accepted.
+
+    Subtask ``j`` takes one first attempt, and after a caught failure (chance
+    ``(1 - first[j]) q``) retries until one is accepted, ``1 / (1 - (1 - retry[j]) q)``
+    rounds on average; corruption only ends a run sooner. With ``retire_stuck`` a state whose
+    rate is 0 costs nothing (the simulation settles such runs at once).
+    """
+    caught = (1.0 - retry) * q
+    with np.errstate(divide="ignore"):
+        retries = 1.0 / (1.0 - caught)
+    if retire_stuck:
+        retries = np.where(retry > 0.0, retries, 0.0)
+        per_subtask = np.where(first > 0.0, 1.0 + (1.0 - first) * q * retries, 0.0)
+    else:
+        per_subtask = 1.0 + (1.0 - first) * q * retries
+    return float(per_subtask.sum())
+
+
+def _check_lifetime(n, p, q, budget, tables):
+    """Refuse points whose runs would live more than MAX_ROUNDS rounds on average."""
+    if budget.size == 0 or budget.max() <= MAX_ROUNDS:  # no run outlives its budget
+        return
+    live = np.flatnonzero((budget >= n) & (p > 0.0))
+    if tables is None:
+        life = np.minimum(budget[live], expected_rounds(n[live], p[live], q[live]))
+    else:
+        life = np.array(
+            [
+                min(budget[i], mean_rounds(tables[0][i, : n[i]], tables[1][i, : n[i]], q[i],
+                                           retire_stuck=True))
+                for i in live
+            ]
+        )  # fmt: skip
+    if life.size and life.max() > MAX_ROUNDS:
+        i = live[int(np.argmax(life))]
+        raise ValueError(
+            f"runs at n={int(n[i])}, p={float(p[i])!r}, q={float(q[i])!r}, budget="
+            f"{float(budget[i]):g} live about {life.max():.3g} rounds on average, more than "
+            f"the {MAX_ROUNDS:,} the simulation steps through; use exact_success"
+        )
 
 
 class SimulationResult(NamedTuple):
@@ -179,6 +233,11 @@ def _wilson(successes, trials, z):
 
 def _rate_tables(n, p, correlation):
     """First-attempt and retry rates per point and subtask, padded to the longest n."""
+    if n.size * int(n.max()) > MAX_SUBTASKS:
+        raise ValueError(
+            f"points times n must be <= {MAX_SUBTASKS:,} with clustered errors (one rate per "
+            f"subtask and point), got {n.size} points and n up to {int(n.max())}"
+        )
     first = np.zeros((n.size, int(n.max())))
     retry = np.zeros_like(first)
     for i in range(n.size):
@@ -208,7 +267,8 @@ def simulate(
         As in :func:`run_loop`; they broadcast (with ``persuasion`` when the auditor reads
         the trace), and every point gets ``runs`` runs.
     runs : int
-        Simulated runs per point, ``>= 1``.
+        Simulated runs per point, ``>= 1``; at most 10**7 runs per call in all (runs times
+        the number of points), about 0.5 GB of working memory at the bound.
     seed : None, int or numpy.random.Generator
         Source of randomness; the same int reproduces the result exactly.
     correlated : None, bool or Correlation
@@ -230,9 +290,13 @@ def simulate(
     ------
     ValueError
         If ``p``, ``q`` or ``persuasion`` is outside [0, 1], ``n`` is not a whole number
-        >= 1, ``budget`` not a whole number >= 0, ``runs`` not a whole number >= 1, the
-        arguments do not broadcast, ``confidence`` is outside (0, 1), or ``seed``,
-        ``correlated`` or ``auditor_reads_trace`` is of the wrong kind.
+        >= 1, ``budget`` not a whole number >= 0, ``runs`` not a whole number >= 1 or above
+        the bound, the arguments do not broadcast, ``confidence`` is outside (0, 1),
+        ``seed``, ``correlated`` or ``auditor_reads_trace`` is of the wrong kind; with
+        ``correlated``, points times ``n`` above 10**6 (one rate per subtask and point);
+        or a point whose runs would live more than 10**6 rounds on average (capped by the
+        budget; with ``correlated``, the rounds until every subtask is accepted): the
+        simulation steps every round.
 
     Notes
     -----
@@ -241,8 +305,11 @@ def simulate(
     retry), :math:`u < a` advances, :math:`a \le u < a + (1-a)q'` is a caught error and
     anything above lets a wrong result in (corrupted). A run retires as soon as its outcome
     is sealed: all ``n`` verified, corrupted, or fewer rounds left than open subtasks; so the
-    work is the rounds actually lived, at most ``runs * budget`` per point. All points of a
-    call share one stream of random numbers.
+    work is the rounds actually lived, at most ``runs * budget`` per point. A run whose next
+    attempts all have rate 0 (``p = 0``, or a hard subtask clustering left at 0) can never
+    advance: it is settled at once with one uniform, corrupted with
+    :math:`1 - q'^m` for the :math:`m` rounds it would still play, else out of budget. All
+    points of a call share one stream of random numbers.
 
     Examples
     --------
@@ -255,13 +322,20 @@ def simulate(
     0
     """
     n, p, q_eff, budget = _loop_args(n, p, q, budget, auditor_reads_trace, persuasion)
-    runs = int(single("runs", count("runs", runs, minimum=1)))
+    why = " (simulated runs per call)"
+    runs = int(single("runs", count("runs", runs, minimum=1, maximum=MAX_RUNS, why=why)))
+    if runs * n.size > MAX_RUNS:
+        raise ValueError(
+            f"runs must be an integer <= {MAX_RUNS // n.size} for {n.size} points "
+            f"({MAX_RUNS:,} simulated runs per call at most), got {runs}"
+        )
     correlation = _correlation(correlated)
     z = statistics.NormalDist().inv_cdf(0.5 + _confidence(confidence) / 2)
     generator = random_generator(seed)
     shape = n.shape
     n, p, q_eff, budget = n.ravel(), p.ravel(), q_eff.ravel(), budget.ravel()
     tables = None if correlation is None else _rate_tables(n, p, correlation)
+    _check_lifetime(n, p, q_eff, budget, tables)
     counts = simulate_flat(n, p, q_eff, budget, tables, runs, generator)
     successes, corrupted, out_of_budget = (c.reshape(shape) for c in counts)
     low, high = _wilson(successes, runs, z)
@@ -298,7 +372,8 @@ def exact_success(
     ------
     ValueError
         On a bad argument (as in :func:`simulate`), or with ``correlated`` when the sum
-        would need more than 2**20 rounds to settle.
+        would need more than 2**20 rounds, or ``n`` times the rounds more than 2**28, to
+        settle.
 
     Notes
     -----
@@ -307,7 +382,8 @@ def exact_success(
     :func:`decompkit.markov.success_exact`. With it, the mass over the transient states
     (subtask ``i``, first attempt or retry) is carried forward round by round,
     :math:`O(nB)` per point, stopping early once the unfinished mass is below
-    :math:`10^{-17}` of the success so far.
+    :math:`10^{-17}` of the success so far (or below :math:`10^{-297}`); mass retrying at
+    rate 0 can never advance and is dropped.
 
     **Why clustering lowers success at the same mean** :math:`p`. With no budget limit a
     subtask of rate :math:`p_j` is eventually verified without corruption with
@@ -341,7 +417,7 @@ def exact_success(
     out = np.empty(n.shape)
     for idx in np.ndindex(n.shape):
         first, retry = correlation.rates(int(n[idx]), float(p[idx]))
-        out[idx] = _carry_forward(first, retry, float(q_eff[idx]), int(budget[idx]))
+        out[idx] = _carry_forward(first, retry, float(q_eff[idx]), budget[idx])
     return scalar_or_array(out)
 
 
@@ -353,20 +429,25 @@ def _carry_forward(first, retry, q, budget):
     fresh = np.zeros(n)  # mass at subtask i (i done), first attempt
     fresh[0] = 1.0
     again = np.zeros(n)  # mass at subtask i, a retry
-    caught_fresh, caught_again = (1.0 - first) * q, (1.0 - retry) * q
+    caught_fresh = (1.0 - first) * q
+    # Mass retrying at rate 0 can never advance: drop it, so that it does not keep the sum
+    # from settling (it adds nothing to success).
+    caught_again = np.where(retry > 0.0, (1.0 - retry) * q, 0.0)
     success = 0.0
-    for t in range(1, budget + 1):
+    rounds = int(min(budget, _MAX_ROUNDS))
+    for t in range(1, rounds + 1):
         moved = fresh * first + again * retry
         success += moved[-1]
         again = fresh * caught_fresh + again * caught_again
         fresh = np.concatenate(([0.0], moved[:-1]))
-        if t >= n and t % 16 == 0:
-            left = fresh.sum() + again.sum()
-            if left <= _REL_TOL * success:
-                break
-            if t >= _MAX_ROUNDS:
-                raise ValueError(
-                    f"exact_success with correlated errors needs more than {_MAX_ROUNDS} "
-                    f"rounds to settle at n={n}, budget={budget}; use a smaller budget"
-                )
+        # Settled: what is left could add less than 1e-17 of the success (or of 1e-280; the
+        # smallest subnormal mass never rounds away to 0).
+        if t >= n and t % 16 == 0 and fresh.sum() + again.sum() <= _REL_TOL * max(success, 1e-280):
+            break
+        if t < budget and (t == _MAX_ROUNDS or t * n > _MAX_CELLS):
+            raise ValueError(
+                f"exact_success with correlated errors needs more than {t} rounds to "
+                f"settle at n={n}, budget={budget:.15g} (at most {_MAX_ROUNDS} rounds and "
+                f"{_MAX_CELLS:,} subtask-rounds); use a smaller budget"
+            )
     return min(success, 1.0)

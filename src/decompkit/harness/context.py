@@ -8,49 +8,63 @@ as :math:`m / (L_0 + a t)`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .._validate import broadcast, count, scalar_or_array
+from .._validate import broadcast, large_count, nonnegative, scalar_or_array
 
 __all__ = ["appended_context_cost", "fresh_context_cost", "relevant_share"]
 
 #: Largest integer returned as int64 by the context-cost functions; above it, a float.
 _INT64_MAX = np.iinfo(np.int64).max
+#: Below this a whole float is an exact integer, and the one the caller gave.
+_EXACT = 2.0**53
+#: The largest double, and its logarithm.
+_FLOAT_MAX = float(np.finfo(float).max)
+_LOG_FLOAT_MAX = math.log(_FLOAT_MAX)
 
 
-def _nonnegative(name: str, value) -> np.ndarray:
-    """A float array of finite numbers >= 0 (token counts may be fractional)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
-    bad = ~(np.isfinite(arr) & (arr >= 0))
-    if bad.any():
-        shown = value if arr.ndim == 0 else arr[bad].flat[0].item()
-        raise ValueError(f"{name} must be a finite number >= 0, got {shown!r}")
-    return arr
+def _plain(x: float) -> str:
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
-def _exact_or_float(exact_terms, float_value):
-    """int64 results when every input is a whole number and the result fits, else floats."""
-    if exact_terms is None:
-        return scalar_or_array(float_value)
-    exact = np.asarray(exact_terms(), dtype=object)
-    if exact.size == 0 or max(exact.flat) <= _INT64_MAX:
-        return scalar_or_array(exact.astype(np.int64))
-    # Correctly rounded from the exact integer.
-    return scalar_or_array(np.asarray(np.frompyfunc(float, 1, 1)(exact), dtype=float))
+def _too_big(func: str, arrays: dict, where: np.ndarray) -> ValueError:
+    at = ", ".join(f"{k}={_plain(float(v[where].flat[0]))}" for k, v in arrays.items())
+    return ValueError(f"{func} is beyond the float range (about 1.8e308) at {at}")
 
 
-def _whole(*arrays) -> bool:
-    return all(np.all(arr == np.round(arr)) for arr in arrays)
+def _exact_inputs(T, *others) -> bool:
+    """Whole numbers everywhere, and rounds below 2**53: the cost is an exact integer."""
+    return bool((T < _EXACT).all()) and all(np.all(x == np.floor(x)) for x in others)
 
 
 def _as_python_ints(arr):
     """Whole numbers as an object array of Python ints (exact, no overflow)."""
     return np.asarray(np.frompyfunc(int, 1, 1)(arr), dtype=object)
+
+
+def _from_exact(func: str, exact, arrays: dict):
+    """int64 if every exact cost fits, else the correctly rounded floats; never inf."""
+    exact = np.asarray(exact, dtype=object)
+    if exact.size == 0 or max(exact.flat) <= _INT64_MAX:
+        return scalar_or_array(exact.astype(np.int64))
+    beyond = np.asarray(exact > int(_FLOAT_MAX), dtype=bool)
+    if beyond.any():
+        raise _too_big(func, arrays, beyond)
+    return scalar_or_array(np.asarray(np.frompyfunc(float, 1, 1)(exact), dtype=float))
+
+
+def _from_floats(func: str, value, log_value, arrays: dict):
+    """``value``, with any term that overflowed on the way redone as ``exp(log_value())``."""
+    bad = ~np.isfinite(value)
+    if bad.any():
+        with np.errstate(divide="ignore"):
+            logs = log_value()
+        if (logs[bad] > _LOG_FLOAT_MAX).any():
+            raise _too_big(func, arrays, bad & (logs > _LOG_FLOAT_MAX))
+        value = np.where(bad, np.exp(np.minimum(logs, _LOG_FLOAT_MAX)), value)
+    return scalar_or_array(value)
 
 
 def appended_context_cost(T, a, L0):
@@ -59,7 +73,7 @@ def appended_context_cost(T, a, L0):
     Parameters
     ----------
     T : int or array_like of int
-        Rounds, ``T >= 0``.
+        Rounds, ``T >= 0``, of any size a float holds.
     a : float or array_like
         Tokens appended per round, ``>= 0``.
     L0 : float or array_like
@@ -70,20 +84,23 @@ def appended_context_cost(T, a, L0):
     int, float or ndarray
         :math:`\sum_{t=0}^{T-1} (L_0 + a t)^2`, round ``t`` reading :math:`L_0 + a t`
         tokens at quadratic cost. Exact integers (``int`` or int64) when all inputs are
-        whole numbers and the result fits in int64; otherwise floats.
+        whole numbers, ``T < 2**53`` and the result fits in int64; otherwise floats
+        (``T = 0`` costs 0).
 
     Raises
     ------
     ValueError
         If ``T`` is not a whole number >= 0, ``a`` or ``L0`` is negative or not finite,
-        or the arguments do not broadcast.
+        the arguments do not broadcast, or the cost is beyond the float range (about
+        1.8e308), naming the arguments where it is.
 
     Notes
     -----
     In closed form, :math:`T L_0^2 + a L_0 T(T-1) + a^2 (T-1)T(2T-1)/6`, which is
     :math:`\Theta(a^2 T^3)` once :math:`aT \gg L_0`: doubling ``T`` multiplies the cost by
     a ratio that rises toward 8. All terms are >= 0, so the float form has no cancellation;
-    the integer form is computed with Python integers and cannot overflow.
+    the integer form is computed with Python integers and rounded once at the end. A float
+    term whose partial product overflows is redone from logarithms.
 
     Examples
     --------
@@ -93,19 +110,35 @@ def appended_context_cost(T, a, L0):
     [0, 1, 14]
     >>> appended_context_cost(2, 0.5, 1.0)  # 1 + 1.5**2
     3.25
+    >>> appended_context_cost(10, 1e300, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: appended_context_cost is beyond the float range ... at T=10, a=1e+300, L0=0
     """
-    T = count("T", T)
-    a = _nonnegative("a", a)
-    L0 = _nonnegative("L0", L0)
+    T = large_count("T", T)
+    a = nonnegative("a", a)
+    L0 = nonnegative("L0", L0)
     T, a, L0 = broadcast(T=T, a=a, L0=L0)
-    Tf = T.astype(float)
-    float_value = Tf * L0**2 + a * L0 * Tf * (Tf - 1) + a**2 * (Tf - 1) * Tf * (2 * Tf - 1) / 6
-
-    def exact():
+    arrays = {"T": T, "a": a, "L0": L0}
+    if _exact_inputs(T, a, L0):
         Ti, ai, Li = (_as_python_ints(x) for x in (T, a, L0))
-        return Ti * Li**2 + ai * Li * Ti * (Ti - 1) + ai**2 * ((Ti - 1) * Ti * (2 * Ti - 1) // 6)
+        cost = Ti * Li**2 + ai * Li * Ti * (Ti - 1) + ai**2 * ((Ti - 1) * Ti * (2 * Ti - 1) // 6)
+        return _from_exact("appended_context_cost", cost, arrays)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Each term is 0 where its factor T or T - 1 is (also when another factor is inf);
+        # T is paired with the token counts first, so no product over- or underflows early.
+        value = (
+            np.where(T > 0, (T * L0) * L0, 0.0)
+            + np.where(T > 1, (a * T) * (L0 * (T - 1)), 0.0)
+            + np.where(T > 1, (a * (T - 1)) * (a * T) * ((2 * T - 1) / 6), 0.0)
+        )
 
-    return _exact_or_float(exact if _whole(a, L0) else None, float_value)
+    def log_value():
+        lt, la, ll, lt1 = np.log(T), np.log(a), np.log(L0), np.log(np.maximum(T - 1, 0))
+        terms = [lt + 2 * ll, la + ll + lt + lt1, 2 * la + lt1 + lt + np.log(2 * T - 1) - np.log(6)]
+        return np.logaddexp.reduce(terms)
+
+    return _from_floats("appended_context_cost", value, log_value, arrays)
 
 
 def fresh_context_cost(T, L_star):
@@ -114,7 +147,7 @@ def fresh_context_cost(T, L_star):
     Parameters
     ----------
     T : int or array_like of int
-        Rounds, ``T >= 0``.
+        Rounds, ``T >= 0``, of any size a float holds.
     L_star : float or array_like
         Tokens of the bounded context every round reads, ``>= 0``.
 
@@ -122,12 +155,13 @@ def fresh_context_cost(T, L_star):
     -------
     int, float or ndarray
         :math:`T L_*^2`, linear in ``T``: doubling ``T`` doubles the cost. Exact integers
-        when both inputs are whole numbers and the result fits in int64.
+        when both inputs are whole numbers, ``T < 2**53`` and the result fits in int64.
 
     Raises
     ------
     ValueError
-        If ``T`` is not a whole number >= 0 or ``L_star`` is negative or not finite.
+        If ``T`` is not a whole number >= 0, ``L_star`` is negative or not finite, or the
+        cost is beyond the float range (about 1.8e308).
 
     Examples
     --------
@@ -135,15 +169,19 @@ def fresh_context_cost(T, L_star):
     160000000
     >>> fresh_context_cost([1, 2], 1.5).tolist()
     [2.25, 4.5]
+    >>> fresh_context_cost(1e19, 1)
+    1e+19
     """
-    T = count("T", T)
-    L_star = _nonnegative("L_star", L_star)
+    T = large_count("T", T)
+    L_star = nonnegative("L_star", L_star)
     T, L_star = broadcast(T=T, L_star=L_star)
-
-    def exact():
-        return _as_python_ints(T) * _as_python_ints(L_star) ** 2
-
-    return _exact_or_float(exact if _whole(L_star) else None, T * L_star**2)
+    arrays = {"T": T, "L_star": L_star}
+    if _exact_inputs(T, L_star):
+        cost = _as_python_ints(T) * _as_python_ints(L_star) ** 2
+        return _from_exact("fresh_context_cost", cost, arrays)
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = np.where(T > 0, T * (L_star * L_star), 0.0)
+    return _from_floats("fresh_context_cost", value, lambda: np.log(T) + 2 * np.log(L_star), arrays)
 
 
 def relevant_share(t, m, a, L0):
@@ -152,7 +190,7 @@ def relevant_share(t, m, a, L0):
     Parameters
     ----------
     t : int or array_like of int
-        Round, counted from 0, ``t >= 0``.
+        Round, counted from 0, ``t >= 0``, of any size a float holds.
     m : float or array_like
         Relevant tokens, part of the starting context: ``0 <= m <= L0``.
     a : float or array_like
@@ -177,10 +215,10 @@ def relevant_share(t, m, a, L0):
     >>> relevant_share([0, 10, 100], 500, 100, 1000).tolist()
     [0.5, 0.25, 0.045454545454545456]
     """
-    t = count("t", t)
-    m = _nonnegative("m", m)
-    a = _nonnegative("a", a)
-    L0 = _nonnegative("L0", L0)
+    t = large_count("t", t)
+    m = nonnegative("m", m)
+    a = nonnegative("a", a)
+    L0 = nonnegative("L0", L0)
     t, m, a, L0 = broadcast(t=t, m=m, a=a, L0=L0)
     if (L0 == 0).any():
         raise ValueError("L0 must be > 0 (the share divides by the context), got 0.0")
@@ -190,4 +228,5 @@ def relevant_share(t, m, a, L0):
             "m must be <= L0 (the relevant tokens sit in the starting context), "
             f"got m={m[over].flat[0].item()!r} and L0={L0[over].flat[0].item()!r}"
         )
-    return scalar_or_array(m / (L0 + a * t))
+    with np.errstate(over="ignore"):  # a t beyond the float range: the share rounds to 0
+        return scalar_or_array(m / (L0 + a * t))

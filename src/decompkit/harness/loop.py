@@ -15,8 +15,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._validate import count, flag, probability, random_generator, single
-from .batch import PERSUASION, _correlation
+from .._validate import count, flag, large_count, probability, random_generator, single
+from .batch import MAX_SUBTASKS, PERSUASION, _correlation, mean_rounds
+
+#: Most rounds one traced run may last on average (a record per round, ~20 us each).
+MAX_TRACE_ROUNDS = 10**5
+#: Most entries the trace of one run may hold: every round keeps the state (n entries).
+MAX_TRACE = 10**7
 
 __all__ = [
     "Context",
@@ -245,7 +250,7 @@ def run_loop(
     q : float
         Probability that the auditor catches a wrong result it can see.
     budget : int
-        Round budget ``B >= 0``.
+        Round budget ``B >= 0``, of any size a float holds.
     seed : None, int or numpy.random.Generator
         Source of randomness; a Generator is used and advanced as given.
     correlated : None, bool or Correlation
@@ -265,8 +270,11 @@ def run_loop(
     ------
     ValueError
         If ``p``, ``q`` or ``persuasion`` is outside [0, 1], ``n`` is not a whole
-        number >= 1, ``budget`` not a whole number >= 0, an argument is an array, or
-        ``seed``, ``correlated`` or ``auditor_reads_trace`` is of the wrong kind.
+        number in [1, 10**6], ``budget`` not a whole number >= 0, an argument is an array,
+        ``seed``, ``correlated`` or ``auditor_reads_trace`` is of the wrong kind, or the
+        trace would be too long to keep: a run expected to last more than 10**5 rounds
+        (capped by the budget), or ``n`` times those rounds above 10**7 (every record holds
+        the state). :func:`simulate` has no trace and takes longer runs.
 
     Notes
     -----
@@ -294,19 +302,29 @@ def run_loop(
         2        1        2  wrong     rejected     0/2     yes
     outcome: out of budget after 2 rounds
     """
-    n = int(single("n", count("n", n, minimum=1)))
+    why = " (one accuracy per subtask)"
+    n = int(single("n", count("n", n, minimum=1, maximum=MAX_SUBTASKS, why=why)))
     p = float(single("p", probability("p", p)))
     q = float(single("q", probability("q", q)))
-    budget = int(single("budget", count("budget", budget)))
+    budget = int(single("budget", large_count("budget", budget)))
     reads = flag("auditor_reads_trace", auditor_reads_trace)
     persuasion = float(single("persuasion", probability("persuasion", persuasion)))
     correlation = _correlation(correlated)
     generator = random_generator(seed)
 
     if correlation is None:
-        env = Environment(np.full(n, p), np.full(n, p))
+        first = retry = np.full(n, p)
     else:
-        env = Environment(*correlation.rates(n, p))
+        first, retry = correlation.rates(n, p)
+    q_seen = q * (1.0 - persuasion) if reads else q
+    life = min(budget, mean_rounds(first, retry, q_seen, retire_stuck=False))
+    if life > MAX_TRACE_ROUNDS or n * life > MAX_TRACE:
+        raise ValueError(
+            f"run_loop records every round with its state: a run may last at most "
+            f"{MAX_TRACE_ROUNDS:,} rounds on average and n times those rounds at most "
+            f"{MAX_TRACE:,}, got n={n} and about {life:.3g} rounds; use simulate for long runs"
+        )
+    env = Environment(first, retry)
     manager, executor, auditor = Manager(n), Executor(persuasion), Auditor(q, reads)
     rounds: list[RoundRecord] = []
     grounded, attempts = True, Counter()
