@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
@@ -909,3 +909,35 @@ def test_bench_quick_mode_runs():
 def test_all_is_exported():
     for name in harness.__all__:
         assert hasattr(harness, name)
+
+
+# ---------------------------------------------------------------- size limits, generated
+
+
+@given(n=st.one_of(st.integers(10**6 + 1, 2**70), st.floats(1.5e6, 1e300).map(math.floor)))
+def test_subtask_limit_holds_for_every_n(n):
+    with pytest.raises(ValueError, match=r"n must be an integer <= 1000000"):
+        Correlation().rates(n, 0.9)
+    with pytest.raises(ValueError, match=r"n must be an integer <= 1000000"):
+        run_loop(n, 0.9, 0.5, 10)
+
+
+@given(points=st.integers(1, 50), runs=st.integers(1, 2**40))
+def test_simulate_refuses_exactly_the_calls_beyond_its_run_limit(points, runs):
+    assume(runs * points > batch.MAX_RUNS)  # within it, a run would only cost time
+    with pytest.raises(ValueError, match=r"runs must be an integer <= \d+"):
+        simulate(3, 0.5, np.linspace(0.0, 1.0, points), 6, runs=runs)
+
+
+@given(
+    runs=st.one_of(st.integers(1, 200), st.integers(1, 200).map(np.int64)),
+    budget=st.one_of(st.integers(0, 30), st.integers(2**63, 2**80), st.just(1e300)),
+    p=st.one_of(st.floats(0, 1), st.floats(0, 1).map(np.float64)),
+)
+def test_every_run_gets_exactly_one_outcome(runs, budget, p):
+    try:
+        sim = simulate(4, p, 0.7, budget, runs=runs, seed=0)
+    except ValueError as error:  # a tiny p over a huge budget: too many rounds to step
+        assert "rounds on average" in str(error) and float(budget) > 10**6
+        return
+    assert sim.successes + sim.corrupted + sim.out_of_budget == runs

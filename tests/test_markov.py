@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
@@ -23,6 +23,7 @@ from decompkit.markov import (
     grounded_half_life,
     grounded_survival,
     min_budget_factor,
+    montecarlo,
     reference_table,
     success_exact,
     success_matrix_power,
@@ -266,8 +267,8 @@ def test_extreme_parameters_stay_finite_and_in_range():
 
 
 def test_long_points_agree_with_block_sums(monkeypatch):
-    # Points beyond _longsum._LONG terms are summed one at a time from an lgamma anchor; force
-    # that path on ordinary points and compare with the vectorised block sums.
+    # Points beyond _longsum._LONG terms are walked one at a time outwards from their mode;
+    # force that path on ordinary points and compare with the vectorised block sums.
     args = (
         np.array([300, 1000, 50, 2000, 40]),
         np.array([0.3, 0.2, 0.05, 0.5, 0.9]),
@@ -807,3 +808,33 @@ def test_bench_quick_mode_runs():
 def test_all_is_exported():
     for name in markov.__all__:
         assert hasattr(markov, name)
+
+
+# ---------------------------------------------------------------- size limits, generated
+
+too_many = st.one_of(st.integers(2001, 2**70), st.floats(2001, 1e300).map(math.floor))
+
+
+@given(n=too_many)
+def test_matrix_methods_refuse_every_n_beyond_their_limit(n):
+    with pytest.raises(ValueError, match=r"n must be an integer <= 2000"):
+        transition_matrix(n, 0.9, 0.5)
+    with pytest.raises(ValueError, match=r"n must be an integer <= 2000 for the matrix method"):
+        success_matrix_power(n, 0.9, 0.5, 10)
+
+
+@given(points=st.integers(1, 50), trials=st.integers(1, 2**40))
+def test_monte_carlo_refuses_exactly_the_calls_beyond_its_run_limit(points, trials):
+    assume(trials * points > montecarlo.MAX_RUNS)  # within it, a run would only cost time
+    qs = np.linspace(0.0, 1.0, points)
+    with pytest.raises(ValueError, match=r"trials must be an integer <= \d+"):
+        success_monte_carlo(3, 0.5, qs, 6, trials=trials)
+
+
+@given(
+    trials=st.one_of(st.integers(1, 300), st.integers(1, 300).map(np.int64)),
+    points=st.integers(1, 4),
+)
+def test_monte_carlo_within_its_limits_counts_every_run(trials, points):
+    mc = success_monte_carlo(5, 0.9, np.linspace(0.2, 0.8, points), 12, trials=trials, seed=0)
+    assert mc.trials == int(trials) and np.all(mc.successes <= trials)
