@@ -12,12 +12,10 @@ import math
 
 import numpy as np
 
-from .._validate import broadcast, large_count, nonnegative, scalar_or_array
+from .._validate import INT64_MAX, broadcast, large_count, nonnegative, scalar_or_array
 
 __all__ = ["appended_context_cost", "fresh_context_cost", "relevant_share"]
 
-#: Largest integer returned as int64 by the context-cost functions; above it, a float.
-_INT64_MAX = np.iinfo(np.int64).max
 #: Below this a whole float is an exact integer, and the one the caller gave.
 _EXACT = 2.0**53
 #: The largest double, and its logarithm.
@@ -47,7 +45,7 @@ def _as_python_ints(arr):
 def _from_exact(func: str, exact, arrays: dict):
     """int64 if every exact cost fits, else the correctly rounded floats; never inf."""
     exact = np.asarray(exact, dtype=object)
-    if exact.size == 0 or max(exact.flat) <= _INT64_MAX:
+    if exact.size == 0 or max(exact.flat) <= INT64_MAX:
         return scalar_or_array(exact.astype(np.int64))
     beyond = np.asarray(exact > int(_FLOAT_MAX), dtype=bool)
     if beyond.any():
