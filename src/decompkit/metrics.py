@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from numpy import bool_ as np_bool
 
-from .artefact import ACTIVE, DONE, PENDING, Revision, Transition
+from .artefact.states import ACTIVE, DONE, PENDING, Revision, Transition
 
 __all__ = [
     "TimeSpent",
