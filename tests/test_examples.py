@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from decompkit.dag import critical_path, generations, is_topological_order, list_schedule
@@ -167,18 +171,26 @@ def test_speedup_and_relative_change_broadcast():
 @pytest.mark.parametrize(
     ("func", "args", "match"),
     [
-        (speedup, (30, 0), r"wall must be > 0, got 0"),
-        (speedup, (30, [1, -2]), r"wall must be > 0, got -2"),
-        (speedup, (-1, 5), r"serial must be >= 0, got -1"),
-        (speedup, (float("nan"), 5), r"serial must be >= 0, got nan"),
-        (speedup, ("30", 5), r"serial must be a number, got '30'"),
+        (speedup, (30, 0), r"wall must be a finite number > 0, got 0"),
+        (speedup, (30, [1, -2]), r"wall must be a finite number > 0, got -2"),
+        (speedup, (-1, 5), r"serial must be a finite number >= 0, got -1"),
+        (speedup, (float("nan"), 5), r"serial must be a finite number >= 0, got nan"),
+        (speedup, ("30", 5), r"serial must be a number or an array of numbers, got '30'"),
         (speedup, (True, 5), r"serial must be a number, got True"),
         (speedup, ([1, 2], [1, 2, 3]), r"cannot be broadcast together: serial \(2,\), wall \(3,\)"),
-        (relative_change, (3, 0), r"old must be > 0, got 0"),
-        (relative_change, (-3, 1), r"new must be >= 0, got -3"),
+        (relative_change, (3, 0), r"old must be a finite number > 0, got 0"),
+        (relative_change, (-3, 1), r"new must be a finite number >= 0, got -3"),
         (relative_change, (["x"], 1), r"new must be a number or an array of numbers"),
+        # inf / inf used to come back as NaN; an infinite time is not a duration.
+        (speedup, (np.inf, np.inf), r"serial must be a finite number >= 0, got inf"),
+        (speedup, (30, np.inf), r"wall must be a finite number > 0, got inf"),
+        (relative_change, (np.inf, np.inf), r"new must be a finite number >= 0, got inf"),
+        (relative_change, (1, [2, np.inf]), r"old must be a finite number > 0, got inf"),
+        (speedup, (1e308, 1e-10), r"speedup is beyond .* at serial=1e\+308, wall=1e-10"),
+        (relative_change, (1e308, 0.5), r"relative_change is beyond the float range"),
+        (speedup, (10**400, 1), r"serial holds a number beyond the float range"),
     ],
-)
+)  # fmt: skip
 def test_ratio_errors(func, args, match):
     with pytest.raises(ValueError, match=match):
         func(*args)
@@ -190,9 +202,12 @@ def test_ratio_errors(func, args, match):
         ({"a": 1}, [], r"frontier must name at least one node"),
         ({"a": 1}, "a", r"frontier must be an iterable of nodes, not the str 'a'"),
         ({"a": 1}, ["b"], r"durations has no entry for frontier node 'b'"),
-        ({"a": -1}, ["a"], r"duration of node 'a' must be a number >= 0, got -1"),
-        ({"a": "x"}, ["a"], r"duration of node 'a' must be a number >= 0, got 'x'"),
-        ({"a": float("nan")}, ["a"], r"duration of node 'a' must be a number >= 0, got nan"),
+        ({"a": -1}, ["a"], r"duration of node 'a' must be a finite number >= 0, got -1"),
+        ({"a": "x"}, ["a"], r"duration of node 'a' must be a finite number >= 0, got 'x'"),
+        ({"a": float("nan")}, ["a"], r"node 'a' must be a finite number >= 0, got nan"),
+        ({"a": np.inf}, ["a"], r"node 'a' must be a finite number >= 0, got inf"),  # was NaN
+        ({"a": 1, "b": np.inf}, ["a", "b"], r"node 'b' must be a finite number >= 0, got inf"),
+        ({"a": np.bool_(True)}, ["a"], r"node 'a' must be a finite number >= 0, got"),
         ({"a": 0, "b": 0}, ["a", "b"], r"every duration in the frontier is 0"),
     ],
 )
@@ -203,3 +218,45 @@ def test_useful_concurrency_errors(durations, frontier, match):
 
 def test_useful_concurrency_of_one_branch_is_one():
     assert useful_concurrency({"a": 4}, ("a",)) == 1.0
+
+
+def test_useful_concurrency_of_huge_durations_is_exact():
+    # A float sum of 1e308 + 1e308 overflowed to inf; the exact sum gives 2.
+    assert useful_concurrency({"a": 1e308, "b": 1e308}, ["a", "b"]) == 2.0
+    assert useful_concurrency({"a": 10**400, "b": 3 * 10**400}, ["a", "b"]) == 4 / 3
+    assert useful_concurrency({"a": np.int64(6), "b": np.float32(2)}, ["a", "b"]) == 8 / 6
+
+
+times = st.one_of(
+    st.floats(0, 1e6),
+    st.floats(1e-300, 1e300),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6).map(np.int64),
+    st.floats(0, 1e6).map(np.float32),
+)
+
+
+@given(serial=times, wall=times)
+def test_speedup_is_the_quotient_or_refused(serial, wall):
+    if float(wall) == 0:
+        with pytest.raises(ValueError, match=r"wall must be a finite number > 0"):
+            speedup(serial, wall)
+        return
+    exact = Fraction(float(serial)) / Fraction(float(wall))
+    if exact > Fraction(np.finfo(float).max):
+        with pytest.raises(ValueError, match=r"speedup is beyond the float range"):
+            speedup(serial, wall)
+    else:
+        got = speedup(serial, wall)
+        assert type(got) is float and got == float(serial) / float(wall)
+        assert relative_change(serial, wall) == pytest.approx(got - 1.0, abs=1e-300)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=3), times, min_size=1, max_size=6))
+def test_useful_concurrency_lies_between_one_and_the_frontier_size(durations):
+    if all(float(x) == 0 for x in durations.values()):
+        with pytest.raises(ValueError, match=r"every duration in the frontier is 0"):
+            useful_concurrency(durations, durations)
+        return
+    value = useful_concurrency(durations, durations)
+    assert 1.0 <= value <= len(durations) and np.isfinite(value)

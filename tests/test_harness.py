@@ -9,6 +9,7 @@ estimates. Each such bound is shown to be informative: the same bound rejects a 
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -18,11 +19,11 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from decompkit import harness, markov
+from decompkit import harness
 from decompkit.harness import (
     Auditor,
     Context,
@@ -32,13 +33,14 @@ from decompkit.harness import (
     Manager,
     Result,
     appended_context_cost,
+    batch,
     exact_success,
     fresh_context_cost,
     relevant_share,
     run_loop,
     simulate,
 )
-from decompkit.markov import success_exact
+from decompkit.markov import montecarlo, success_exact
 
 STRICT = 1 - 1e-6  # confidence of the non-flaky Wilson intervals
 Z_STRICT = 4.891638475671084  # its two-sided normal quantile
@@ -51,7 +53,7 @@ def outcomes_of_loops(runs, *args, seed, **options):
 
 
 def wilson_strict(successes, runs):
-    return harness._wilson(successes, runs, Z_STRICT)
+    return batch._wilson(successes, runs, Z_STRICT)
 
 
 # ---------------------------------------------------------------- the loop is the chain
@@ -491,7 +493,7 @@ def test_simulate_broadcasts_and_returns_python_numbers_for_scalars():
 
 def test_interval_at_95_percent_is_markovs_wilson():
     sim = simulate(10, 0.9, 0.5, 15, runs=300, seed=3)
-    low, high = markov._wilson(sim.successes, 300)
+    low, high = montecarlo._wilson(sim.successes, 300)
     assert_allclose([sim.low, sim.high], [low, high], rtol=1e-14)
     assert sim.low < sim.estimate < sim.high
 
@@ -548,6 +550,230 @@ def test_theta_orders_of_context_growth():
     # t * m / (L0 + a t) = (m / a) / (1 + L0 / (a t)): within 1e-4 of m / a from t = 1e5.
     t = np.array([10**5, 10**6, 10**7])
     assert_allclose(t * relevant_share(t, 500, 100, 1000), 500 / 100, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- huge counts and overflow
+# Counts as floats >= 2**63 used to wrap to -2**63: fresh_context_cost(1e19, 1) was a
+# negative cost. Costs beyond the float range were a bare OverflowError, and T = 0 with a
+# huge a gave NaN.
+
+HUGE = [1e19, 2.0**63, 2**63, 10**30, 1e300, np.float64(1e19)]
+
+
+@pytest.mark.parametrize("T", HUGE)
+def test_costs_of_huge_round_counts(T):
+    assert fresh_context_cost(T, 1) == float(T)
+    assert fresh_context_cost(T, 0) == 0.0
+    if float(T) < 1e100:  # a^2 T^3 / 3 stays within the float range
+        assert_allclose(appended_context_cost(T, 1, 0), float(T) ** 3 / 3, rtol=1e-12)
+    else:
+        with pytest.raises(ValueError, match=r"appended_context_cost is beyond the float range"):
+            appended_context_cost(T, 1, 0)
+    assert relevant_share(T, 500, 100, 1000) == pytest.approx(500 / (1000 + 100 * float(T)))
+
+
+def test_zero_or_one_round_costs_what_it_reads():
+    assert appended_context_cost(0, 1e200, 0.5) == 0.0  # was NaN (0 * inf)
+    assert appended_context_cost(1, 1e200, 0.5) == 0.25  # only L0 is read
+    assert appended_context_cost([0, 1], 1e300, 1e154).tolist() == [0.0, 1e154**2]
+    assert fresh_context_cost(0, 1e200) == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "where"),
+    [
+        (lambda: appended_context_cost(10, 1e300, 0), "T=10, a=1e+300, L0=0"),
+        (lambda: appended_context_cost(10, 1e300, 0.5), "T=10, a=1e+300, L0=0.5"),
+        (lambda: appended_context_cost(1e10, 1e-20, 1e300), "T=10000000000, a=1e-20, L0=1e+300"),
+        (lambda: fresh_context_cost(2, 1e200), "T=2, L_star=1e+200"),
+        (lambda: fresh_context_cost([1, 2], 1.5e154), "T=1, L_star=1.5e+154"),
+        (lambda: fresh_context_cost(1e300, 1e10), "T=1e+300, L_star=10000000000"),
+    ],
+)
+def test_costs_beyond_the_float_range_are_refused(call, where):
+    with pytest.raises(
+        ValueError, match=rf"beyond the float range \(about 1\.8e308\) at {re.escape(where)}$"
+    ):
+        call()
+
+
+def test_a_partial_product_that_overflows_is_redone_not_refused():
+    # (T * L0) * L0 and friends overflow on the way while the cost is 1e300-ish.
+    T, a, L0 = 1e160, 1e-200, 1e-10
+    expected = T * L0**2 + a * L0 * T * (T - 1) + a**2 * (T - 1) * T * (2 * T - 1) / 6
+    assert_allclose(appended_context_cost(T, a, L0), expected, rtol=1e-12)
+
+
+costs_T = st.one_of(
+    st.integers(0, 10**6),
+    st.integers(0, 10**6).map(np.int64),
+    st.integers(0, 10**6).map(np.uint32),
+    st.integers(2**53, 2**70),
+    st.floats(0, 1e200).map(math.floor),
+)
+tokens = st.one_of(
+    st.integers(0, 10**4),
+    st.integers(0, 10**4).map(np.int64),
+    st.floats(0, 1e4),
+    st.floats(0, 1e200),
+    st.floats(0, 1e200).map(np.float64),
+)
+
+
+def log_appended_cost(T, a, L0):
+    """log of T L0^2 + a L0 T(T-1) + a^2 (T-1) T (2T-1) / 6, from logs of the factors."""
+
+    def lg(x):
+        return math.log(x) if x > 0 else -math.inf
+
+    terms = [lg(T) + 2 * lg(L0)]
+    if T > 1:
+        terms += [lg(a) + lg(L0) + lg(T) + lg(T - 1),
+                  2 * lg(a) + lg(T - 1) + lg(T) + lg(2 * T - 1) - math.log(6)]  # fmt: skip
+    top = max(terms)
+    return top if top == -math.inf else top + math.log(sum(math.exp(t - top) for t in terms))
+
+
+LOG_FLOAT_MAX = math.log(np.finfo(float).max)
+
+
+@given(T=costs_T, a=tokens, L0=tokens)
+def test_appended_cost_is_its_closed_form_or_refused(T, a, L0):
+    log_cost = log_appended_cost(float(T), float(a), float(L0))
+    try:
+        cost = appended_context_cost(T, a, L0)
+    except ValueError as error:
+        assert "beyond the float range" in str(error) and log_cost > LOG_FLOAT_MAX - 1e-9
+        return
+    assert log_cost < LOG_FLOAT_MAX + 1e-9 and np.isfinite(cost) and cost >= 0
+    if float(T) < 2**53 and float(a).is_integer() and float(L0).is_integer():
+        Ti, ai, Li = int(T), int(a), int(L0)
+        exact = Ti * Li**2 + ai * Li * Ti * (Ti - 1) + ai**2 * ((Ti - 1) * Ti * (2 * Ti - 1) // 6)
+        assert cost == (exact if exact <= np.iinfo(np.int64).max else float(exact))
+    else:
+        expected = math.exp(log_cost) if log_cost > -math.inf else 0.0
+        assert_allclose(cost, expected, rtol=1e-9, atol=1e-300)
+
+
+@given(T1=costs_T, T2=costs_T, L=tokens)
+def test_fresh_cost_grows_with_rounds(T1, T2, L):
+    lo, hi = sorted((T1, T2), key=float)
+    try:
+        high = fresh_context_cost(hi, L)
+    except ValueError as error:
+        log_cost = math.log(float(hi)) + 2 * math.log(float(L))
+        assert "beyond the float range" in str(error) and log_cost > math.log(1.79e308)
+        return
+    assert fresh_context_cost(lo, L) <= high
+
+
+@pytest.mark.parametrize("budget", HUGE)
+def test_huge_budgets_give_the_chains_limit(budget):
+    limit = success_exact(10, 0.9, 0.5, budget)
+    assert limit == pytest.approx(0.5823566532299396, rel=1e-14)
+    assert exact_success(10, 0.9, 0.5, budget) == limit
+    sim = simulate(10, 0.9, 0.5, budget, runs=4000, seed=3)
+    assert sim.low <= limit <= sim.high and sim.out_of_budget == 0
+    run = run_loop(10, 0.9, 0.5, budget, seed=0)
+    assert run.budget == int(float(budget)) and run.outcome in {"success", "corrupted"}
+    clustered = exact_success(10, 0.9, 0.5, budget, correlated=True)
+    assert clustered == pytest.approx(exact_success(10, 0.9, 0.5, 10**4, correlated=True))
+
+
+# ---------------------------------------------------------------- runs that can never advance
+# simulate(1, 0.0, 1.0, 10**6, runs=1) used to step all 10**6 rounds (16 s): runs with
+# p = 0 were not retired.
+
+
+def test_p0_runs_are_settled_with_one_uniform_each():
+    rng = np.random.default_rng(4)
+    sim = simulate(1, 0.0, 1.0, 10**15, runs=7, seed=rng)
+    assert (sim.successes, sim.corrupted, sim.out_of_budget) == (0, 0, 7)  # q = 1: never lost
+    reference = np.random.default_rng(4)
+    reference.random(7)
+    assert rng.random() == reference.random()
+    assert simulate(3, 0.0, 0.5, 1e19, runs=50, seed=0).corrupted == 50
+
+
+@pytest.mark.parametrize(("n", "q", "budget"), [(1, 0.9, 10), (3, 0.97, 40), (2, 0.5, 2)])
+def test_p0_outcomes_have_the_stepped_distribution(n, q, budget):
+    # Stepped round by round, the run is corrupted unless all budget - n + 1 rounds it plays
+    # are caught: probability 1 - q^(budget - n + 1). 20,000 runs, checked with the strict
+    # interval (confidence 1 - 1e-6), and against the object-level loop's frequencies (1000
+    # runs: a cross-check of the same process, not a second measurement of the formula).
+    sim = simulate(n, 0.0, q, budget, runs=20_000, seed=5)
+    low, high = wilson_strict(sim.corrupted, 20_000)
+    assert low <= 1 - q ** (budget - n + 1) <= high
+    loops = outcomes_of_loops(1000, n, 0.0, q, budget, seed=6)
+    low, high = wilson_strict(loops["corrupted"], 1000)
+    assert low <= sim.corrupted / 20_000 <= high
+
+
+STUCK = [
+    Correlation(hard_fraction=0.5, spread=1.0, retry_penalty=0.5),  # p = 0.4: hard rate 0
+    Correlation(hard_fraction=0.0, spread=0.0, retry_penalty=1.0),  # every retry fails
+]
+
+
+@pytest.mark.parametrize("correlation", STUCK)
+@pytest.mark.parametrize("q", [1.0, 0.8])
+def test_clustered_runs_that_can_never_advance_are_settled_at_once(correlation, q):
+    n, p = 4, 0.4
+    first, retry = correlation.rates(n, p)
+    assert (first == 0).any() or (retry == 0).any()
+    # A huge budget: without settling, every stuck run would be stepped to its end.
+    big = simulate(n, p, q, 10**12, runs=2000, seed=1, correlated=correlation)
+    assert big.successes + big.corrupted + big.out_of_budget == 2000
+    # A small budget: the vectorised outcomes agree with the object-level loop's.
+    sim = simulate(n, p, q, 12, runs=20_000, seed=2, correlated=correlation)
+    loops = outcomes_of_loops(1500, n, p, q, 12, seed=3, correlated=correlation)
+    for outcome, count in [("success", sim.successes), ("corrupted", sim.corrupted),
+                           ("out of budget", sim.out_of_budget)]:  # fmt: skip
+        low, high = wilson_strict(loops[outcome], 1500)
+        assert low <= count / 20_000 <= high, outcome
+    exact = exact_success(n, p, q, 10**12, correlated=correlation)
+    assert exact == pytest.approx(exact_success(n, p, q, 10**4, correlated=correlation))
+    assert big.low <= exact <= big.high
+
+
+# ---------------------------------------------------------------- size and work limits
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: Correlation(0.5).rates(10**9, 0.9),
+         r"n must be an integer <= 1000000 \(one first-attempt and one retry rate per subtask\)"),
+        (lambda: simulate(3, 0.5, 0.5, 6, runs=10**12),
+         r"runs must be an integer <= 10000000 \(simulated runs per call\), got 10{12}"),
+        (lambda: simulate(3, 0.5, np.linspace(0, 1, 21), 6, runs=10**6),
+         r"runs must be an integer <= 476190 for 21 points"),
+        (lambda: simulate(np.full(20, 10**5), 0.9, 0.5, 10**6, runs=10, correlated=True),
+         r"points times n must be <= 1,000,000 with clustered errors .* 20 points and n up to"),
+        (lambda: simulate(3, 1e-9, 1.0, 1e19, runs=10),
+         r"runs at n=3, p=1e-09, q=1.0, budget=1e\+19 live about 3e\+09 rounds on average"),
+        (lambda: simulate(3, 1e-9, 1.0, 1e19, runs=10, correlated=Correlation(spread=0.0)),
+         r"runs at n=3, .* live about 6e\+09 rounds on average"),
+        (lambda: run_loop(10**7, 0.9, 0.5, 10**8), r"n must be an integer <= 1000000"),
+        (lambda: run_loop(1, 0.0, 1.0, 10**6), r"run_loop records every round .* about 1e\+06"),
+        (lambda: run_loop(10**5, 0.99, 0.5, 2 * 10**5), r"n times those rounds at most"),
+    ],
+)  # fmt: skip
+def test_work_beyond_the_limits_is_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_long_runs_that_corrupt_early_are_simulated():
+    # 10**6 subtasks would take 10**6 rounds, but at q = 0.5 a run lives about 40 rounds.
+    sim = simulate(10**6, 0.95, 0.5, 3 * 10**6, runs=10, seed=0)
+    assert sim.corrupted == 10
+
+
+def test_exact_correlated_with_dead_mass_settles():
+    # The hard subtasks can never be passed: success is 0 and the sum says so at once
+    # instead of walking 2**20 rounds of mass that can never advance.
+    assert exact_success(4, 0.4, 1.0, 10**9, correlated=STUCK[0]) == 0.0
 
 
 # ---------------------------------------------------------------- bad input
@@ -629,7 +855,7 @@ def test_correlation_rejects_bad_fields(kwargs, message):
 def test_exact_correlated_refuses_an_endless_sum(monkeypatch):
     # p tiny and every error caught: the mass never settles within the walk's limit (2**20
     # rounds; lowered here to keep the test fast).
-    monkeypatch.setattr(harness, "_MAX_ROUNDS", 1024)
+    monkeypatch.setattr(batch, "_MAX_ROUNDS", 1024)
     with pytest.raises(ValueError, match=r"needs more than 1024 rounds to settle at n=2"):
         exact_success(2, 1e-9, 1.0, 10**7, correlated=Correlation(spread=0.0))
     # Below the limit the same point is summed.
@@ -683,3 +909,35 @@ def test_bench_quick_mode_runs():
 def test_all_is_exported():
     for name in harness.__all__:
         assert hasattr(harness, name)
+
+
+# ---------------------------------------------------------------- size limits, generated
+
+
+@given(n=st.one_of(st.integers(10**6 + 1, 2**70), st.floats(1.5e6, 1e300).map(math.floor)))
+def test_subtask_limit_holds_for_every_n(n):
+    with pytest.raises(ValueError, match=r"n must be an integer <= 1000000"):
+        Correlation().rates(n, 0.9)
+    with pytest.raises(ValueError, match=r"n must be an integer <= 1000000"):
+        run_loop(n, 0.9, 0.5, 10)
+
+
+@given(points=st.integers(1, 50), runs=st.integers(1, 2**40))
+def test_simulate_refuses_exactly_the_calls_beyond_its_run_limit(points, runs):
+    assume(runs * points > batch.MAX_RUNS)  # within it, a run would only cost time
+    with pytest.raises(ValueError, match=r"runs must be an integer <= \d+"):
+        simulate(3, 0.5, np.linspace(0.0, 1.0, points), 6, runs=runs)
+
+
+@given(
+    runs=st.one_of(st.integers(1, 200), st.integers(1, 200).map(np.int64)),
+    budget=st.one_of(st.integers(0, 30), st.integers(2**63, 2**80), st.just(1e300)),
+    p=st.one_of(st.floats(0, 1), st.floats(0, 1).map(np.float64)),
+)
+def test_every_run_gets_exactly_one_outcome(runs, budget, p):
+    try:
+        sim = simulate(4, p, 0.7, budget, runs=runs, seed=0)
+    except ValueError as error:  # a tiny p over a huge budget: too many rounds to step
+        assert "rounds on average" in str(error) and float(budget) > 10**6
+        return
+    assert sim.successes + sim.corrupted + sim.out_of_budget == runs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 import subprocess
 import sys
@@ -10,17 +11,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from decompkit import markov
 from decompkit.markov import (
+    _longsum,
     collapse_horizon,
     expected_rounds,
     grounded_half_life,
     grounded_survival,
     min_budget_factor,
+    montecarlo,
     reference_table,
     success_exact,
     success_matrix_power,
@@ -264,8 +267,8 @@ def test_extreme_parameters_stay_finite_and_in_range():
 
 
 def test_long_points_agree_with_block_sums(monkeypatch):
-    # Points beyond markov._LONG terms are summed one at a time from an lgamma anchor; force
-    # that path on ordinary points and compare with the vectorised block sums.
+    # Points beyond _longsum._LONG terms are walked one at a time outwards from their mode;
+    # force that path on ordinary points and compare with the vectorised block sums.
     args = (
         np.array([300, 1000, 50, 2000, 40]),
         np.array([0.3, 0.2, 0.05, 0.5, 0.9]),
@@ -273,7 +276,7 @@ def test_long_points_agree_with_block_sums(monkeypatch):
         np.array([2000, 20000, 5000, 5000, 80]),
     )
     blocks = success_exact(*args)
-    monkeypatch.setattr(markov, "_LONG", 10)
+    monkeypatch.setattr(_longsum, "_LONG", 10)
     assert_allclose(success_exact(*args), blocks, rtol=1e-11, atol=1e-300)
 
 
@@ -349,6 +352,44 @@ def test_success_non_decreasing_in_budget(n, b1, b2, p, q):
 def test_success_non_increasing_in_n(n1, n2, budget, p, q):
     lo, hi = sorted((n1, n2))
     assert success_exact(hi, p, q, budget) <= success_exact(lo, p, q, budget) + 1e-12
+
+
+# Budgets of every kind: small ints, NumPy scalars, and counts far beyond int64.
+any_budget = st.one_of(
+    st.integers(0, 200),
+    st.integers(0, 200).map(np.int64),
+    st.integers(0, 200).map(np.float64),
+    st.integers(2**53, 2**80),
+    st.floats(1e15, 1e300).map(math.floor),
+    st.floats(1e15, 1e300).map(lambda x: np.float64(math.floor(x))),
+)
+
+
+@given(n=st.integers(0, 60), b1=any_budget, b2=any_budget, p=probs, q=probs)
+def test_success_non_decreasing_in_any_budget_up_to_its_limit(n, b1, b2, p, q):
+    lo, hi = sorted((b1, b2), key=float)
+    try:
+        low, high = success_exact(n, p, q, lo), success_exact(n, p, q, hi)
+    except ValueError as error:
+        # Only a point that almost never advances while nearly every error is caught needs
+        # more terms than the engine sums (see test_refuses_a_sum_too_long_to_evaluate).
+        assert "needs more than" in str(error) and p < 1e-5 and q > 1 - 1e-5
+        return
+    assert 0.0 <= low <= high + 1e-12
+    if p > 0:
+        assert high <= unlimited(n, p, q) * (1 + 1e-12) + 1e-300
+
+
+@given(n=st.integers(0, 60).map(np.int64), budget=any_budget, p=probs, q=probs)
+def test_numpy_and_huge_arguments_give_plain_floats(n, budget, p, q):
+    try:
+        value = success_exact(n, np.float64(p), q, budget)
+    except ValueError as error:
+        assert "needs more than" in str(error)
+        return
+    assert type(value) is float and 0.0 <= value <= 1.0
+    assert type(expected_rounds(budget, p, q)) is float
+    assert grounded_survival(budget, p, q) <= 1.0
 
 
 # ---------------------------------------------------------------- survival and rounds
@@ -516,7 +557,10 @@ def test_chain_functions_reject_bad_input(func, bad, message):
 
 
 def test_matrix_power_refuses_huge_n():
-    with pytest.raises(ValueError, match=r"n must be <= 2000 for the matrix method, got 2001"):
+    with pytest.raises(
+        ValueError,
+        match=r"n must be an integer <= 2000 for the matrix method \(use success_exact\), got 2001",
+    ):
         success_matrix_power(2001, 0.9, 0.5, 4000)
 
 
@@ -593,6 +637,142 @@ def test_reference_table_rejects_bad_input(kwargs, message):
         reference_table(**kwargs)
 
 
+# ---------------------------------------------------------------- huge counts and size limits
+# A count given as a float >= 2**63 used to wrap to -2**63 in the count check: success 0.0
+# at a budget of 1e19 (the limit is 0.58236), expected rounds -inf, the matrix power looping
+# for ever, and collapse_horizon naming an argument the caller never passed.
+
+HUGE = [1e19, 2.0**63, 2**63, 10**30, 1e300, np.float64(1e19), np.uint64(2**64 - 1)]
+
+
+def unlimited(n, p, q):
+    """Success with no budget limit: (p / (1 - r))^n."""
+    return (p / (p + (1 - p) * (1 - q))) ** n
+
+
+@pytest.mark.parametrize("budget", HUGE)
+def test_huge_budget_gives_the_unlimited_limit(budget):
+    assert success_exact(10, 0.9, 0.5, budget) == pytest.approx(0.5823566532299396, rel=1e-14)
+    ns = np.array([1, 2, 50, 10**4])
+    assert_allclose(success_exact(ns, 0.95, 0.9, budget), unlimited(ns, 0.95, 0.9), rtol=1e-12)
+    assert success_exact(10, 0.9, 0.5, [20, budget])[1] == success_exact(10, 0.9, 0.5, budget)
+
+
+def test_a_huge_budget_can_still_matter():
+    # n = 1, p = 1e-19, every error caught: 1 - (1 - p)^B, about 1 - e^-1 at B = 1e19.
+    assert_allclose(success_exact(1, 1e-19, 1.0, [1e19, 2e19]), -np.expm1([-1.0, -2.0]), rtol=1e-12)
+
+
+def test_a_huge_budget_too_long_to_sum_is_refused():
+    with pytest.raises(ValueError, match=r"success_exact needs more than \d+ terms at n=2"):
+        success_exact(2, 1e-12, 1.0, 1e19)
+
+
+@pytest.mark.parametrize("n", HUGE)
+def test_huge_counts_in_survival_and_expected_rounds(n):
+    assert grounded_survival(n, 0.9, 0.5) == 0.0
+    assert grounded_survival(n, 1.0, 0.5) == 1.0
+    assert_allclose(expected_rounds(n, 0.9, 0.5), 1 / 0.05, rtol=1e-14)  # 1 / lambda
+    assert_allclose(expected_rounds(n, 0.5, 1.0), float(n) / 0.5, rtol=1e-15)  # n / p
+
+
+def test_expected_rounds_of_nothing_is_zero():
+    # log s is -inf here, and 0 * -inf used to give NaN.
+    assert expected_rounds(0, 1e-20, 0.0) == 0.0
+    assert expected_rounds([0, 0], [1e-300, 0.0], 0.0).tolist() == [0.0, 0.0]
+    assert expected_rounds(1, 1e-20, 0.0) == pytest.approx(1.0)
+
+
+def test_matrix_power_takes_int64_budgets_and_refuses_larger_ones():
+    assert_allclose(
+        success_matrix_power(3, 0.9, 0.5, 2**63 - 1), success_exact(3, 0.9, 0.5, 2**63 - 1)
+    )
+    for budget in (1e19, 2**63, 2.0**63):
+        with pytest.raises(ValueError, match=r"budget must be an integer <= 2\*\*63 - 1 for the"):
+            success_matrix_power(3, 0.9, 0.5, budget)
+
+
+def test_transition_matrix_has_a_size_limit():
+    assert transition_matrix(2000, 0.9, 0.5).shape == (2002, 2002)
+    with pytest.raises(ValueError, match=r"n must be an integer <= 2000 \(the dense matrix"):
+        transition_matrix(10**6, 0.9, 0.5)
+    with pytest.raises(ValueError, match=r"n must be an integer <= 2000"):
+        transition_matrix(1e19, 0.9, 0.5)
+
+
+def test_collapse_horizon_with_an_unlimited_budget():
+    limit = unlimited(np.arange(5, 205, 5), 0.9, 0.5)
+    expected = int(np.arange(5, 205, 5)[np.argmax(limit < 0.5)])
+    assert collapse_horizon(0.9, 0.5, budget_factor=1e300) == expected == 15
+    assert reference_table(budget_factor=1e300).rows[1].collapse_n == 30
+    with pytest.raises(ValueError, match=r"budget_factor \* n must stay within the float range.*"
+                       r"budget_factor=1e\+307 and n up to 200"):  # fmt: skip
+        collapse_horizon(0.9, 0.5, budget_factor=1e307)
+
+
+def test_monte_carlo_with_a_huge_budget():
+    mc = success_monte_carlo(10, 0.9, 0.5, 1e19, trials=4000, seed=2)
+    assert mc.low <= unlimited(10, 0.9, 0.5) <= mc.high
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(trials=10**12), r"trials must be an integer <= 10000000 \(simulated runs per"),
+        (dict(trials=10**6, q=np.linspace(0, 1, 21)), r"trials must be an integer <= 476190 for "
+         r"21 points \(10,000,000 simulated runs per call at most\), got 1000000"),
+        (dict(p=1e-9, q=1.0, budget=1e19), r"runs at n=3, p=1e-09, q=1.0, budget=1e\+19 live "
+         r"about 3e\+09 rounds on average, more than the 1,000,000"),
+    ],
+)  # fmt: skip
+def test_monte_carlo_refuses_work_it_cannot_do(kwargs, message):
+    args = dict(n=3, p=0.5, q=0.5, budget=6) | kwargs
+    with pytest.raises(ValueError, match=message):
+        success_monte_carlo(**args)
+
+
+def test_monte_carlo_takes_long_runs_that_corrupt_early():
+    # n = 10**6 would need 10**6 rounds to finish, but at q = 0.5 a run is corrupted after
+    # about 1/lambda = 40 rounds: the mean life (expected_rounds) is what counts.
+    mc = success_monte_carlo(10**6, 0.95, 0.5, 3 * 10**6, trials=20, seed=0)
+    assert mc.estimate == 0.0
+
+
+# ---------------------------------------------------------------- accuracy of long sums
+
+
+def decimal_success(n, p, q, budget, digits=45):
+    """The series summed term by term in 45-digit decimal arithmetic, from the same doubles."""
+    context = decimal.Context(prec=digits)
+    p, q = decimal.Decimal(p), decimal.Decimal(q)
+    r = context.multiply(context.subtract(1, p), q)
+    term = context.power(p, n)
+    total = term
+    for k in range(budget - n):
+        term = context.divide(context.multiply(context.multiply(term, r), n + k), k + 1)
+        total = context.add(total, term)
+    return float(total)
+
+
+@pytest.mark.parametrize(
+    ("n", "p", "q", "budget"),
+    # Past the mode, before it (the budget cuts the sum), and long enough for the lgamma
+    # anchor the engine used to take (its error grew with n: 5e-9 at the last point).
+    [(3000, 0.5, 0.9, 6000), (5000, 0.3, 1.0, 17000), (20000, 0.9, 0.99, 24000),
+     (200000, 0.95, 0.99, 220000)],
+)  # fmt: skip
+def test_long_sums_agree_with_decimal_arithmetic(n, p, q, budget):
+    assert_allclose(success_exact(n, p, q, budget), decimal_success(n, p, q, budget), rtol=2e-13)
+
+
+def test_the_longest_sums_are_accurate():
+    # 45-digit reference: the series summed in Python's decimal module from the same doubles
+    # (decimal_success above, about 3 s here): 0.904837422607773015147604865616...
+    assert success_exact(10**6, 0.5, 1 - 1e-7, 3 * 10**6) == pytest.approx(
+        0.904837422607773015, rel=1e-13
+    )
+
+
 # ---------------------------------------------------------------- collapse horizon details
 
 
@@ -628,3 +808,33 @@ def test_bench_quick_mode_runs():
 def test_all_is_exported():
     for name in markov.__all__:
         assert hasattr(markov, name)
+
+
+# ---------------------------------------------------------------- size limits, generated
+
+too_many = st.one_of(st.integers(2001, 2**70), st.floats(2001, 1e300).map(math.floor))
+
+
+@given(n=too_many)
+def test_matrix_methods_refuse_every_n_beyond_their_limit(n):
+    with pytest.raises(ValueError, match=r"n must be an integer <= 2000"):
+        transition_matrix(n, 0.9, 0.5)
+    with pytest.raises(ValueError, match=r"n must be an integer <= 2000 for the matrix method"):
+        success_matrix_power(n, 0.9, 0.5, 10)
+
+
+@given(points=st.integers(1, 50), trials=st.integers(1, 2**40))
+def test_monte_carlo_refuses_exactly_the_calls_beyond_its_run_limit(points, trials):
+    assume(trials * points > montecarlo.MAX_RUNS)  # within it, a run would only cost time
+    qs = np.linspace(0.0, 1.0, points)
+    with pytest.raises(ValueError, match=r"trials must be an integer <= \d+"):
+        success_monte_carlo(3, 0.5, qs, 6, trials=trials)
+
+
+@given(
+    trials=st.one_of(st.integers(1, 300), st.integers(1, 300).map(np.int64)),
+    points=st.integers(1, 4),
+)
+def test_monte_carlo_within_its_limits_counts_every_run(trials, points):
+    mc = success_monte_carlo(5, 0.9, np.linspace(0.2, 0.8, points), 12, trials=trials, seed=0)
+    assert mc.trials == int(trials) and np.all(mc.successes <= trials)

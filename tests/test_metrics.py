@@ -2,8 +2,12 @@
 
 import dataclasses
 import math
+from fractions import Fraction
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from decompkit.artefact import (
@@ -202,3 +206,94 @@ def test_ratio_formats():
     assert Ratio("x", 690, 520, percent=False).formatted() == "1.33"
     assert Ratio("x", 1, 3).formatted() == "33.3 %"
     assert Ratio("x", 0, 0, "nothing seen").formatted() == "n/a (nothing seen)"
+
+
+# --- edges: no iterable, huge sums, NumPy scalars, Ratio's own fields --------------------------
+
+
+@pytest.mark.parametrize("events", [None, 42, "TimeSpent", b"log"])
+def test_events_must_be_an_iterable_of_events(events):
+    # None used to fail with a bare TypeError from the for loop.
+    with pytest.raises(ValueError, match=r"^events must be an iterable of planning events, got"):
+        planning_metrics(events)
+
+
+def test_sums_near_the_float_limit_give_the_exact_ratios():
+    # A float running sum overflowed to inf: planning tax 0.0 and a NaN stretch.
+    log = [
+        TimeSpent(0, 0.0, "planning", 1e308),
+        TimeSpent(1, 0.0, "execution", 1e308),
+        PathLength(2, 0.0, 1e308, 1.5e308),
+        PathLength(3, 0.0, 1e308, 1.5e308),
+    ]
+    m = planning_metrics(log)
+    assert m.planning_tax.value == 0.5
+    assert m.critical_path_stretch.value == 1.5
+    assert m.planning_tax.denominator == 2 * int(1e308)  # the exact sum, as an int
+    assert "50.0 %" in m.to_text() and "1.50" in m.to_text()
+
+
+def test_a_ratio_beyond_the_float_range_is_refused():
+    log = [PathLength(0, 0.0, 1e-300, 1e10)]
+    with pytest.raises(ValueError, match=r"critical-path stretch = 10000000000 / 1e-300 is beyond"):
+        planning_metrics(log)
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [(np.int64(5), 5), (np.uint8(5), 5), (np.float64(2.5), 2.5), (np.float32(0.5), 0.5),
+     (10**400, 10**400)],
+)  # fmt: skip
+def test_numpy_and_big_numbers_are_durations(value, stored):
+    event = TimeSpent(0, 0.0, "planning", value)
+    assert event.duration == stored and type(event.duration) is type(stored)
+    assert PathLength(0, 0.0, value, value).planned == stored
+    assert ReadySample(0, 0.0, "a", idle=np.bool_(True)).idle is True
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Ratio("x", "a", None), r"numerator must be a finite number, got 'a'"),
+        (lambda: Ratio("x", 1, None), r"denominator must be a finite number, got None"),
+        (lambda: Ratio("x", -1, 2), r"numerator must be >= 0, got -1"),
+        (lambda: Ratio("x", 1, math.inf), r"denominator must be a finite number, got inf"),
+        (lambda: Ratio("x", True, 2), r"numerator must be a finite number, got True"),
+        (lambda: Ratio("", 1, 2), r"name must be a non-empty str, got ''"),
+        (lambda: Ratio("x", 1, 2, undefined=None), r"undefined must be a non-empty str"),
+        (lambda: Ratio("x", 1, 2, percent="yes"), r"percent must be True or False, got 'yes'"),
+        (lambda: Ratio("x", 1e300, 1e-300), r"x = 1e\+300 / 1e-300 is beyond the float range"),
+    ],
+)
+def test_ratio_checks_its_fields(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+durations = st.one_of(
+    st.integers(0, 10**6),
+    st.integers(0, 10**6).map(np.int64),
+    st.floats(0, 1e6),
+    st.floats(1e300, 1.7e308),
+    st.floats(0, 1e6).map(np.float32),
+    st.integers(10**300, 10**400),
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["planning", "execution"]), durations), max_size=8))
+def test_planning_tax_is_the_exact_fraction_never_nan(times):
+    log = [TimeSpent(k, 0.0, phase, d) for k, (phase, d) in enumerate(times)]
+    tax = planning_metrics(log).planning_tax
+    total = sum(Fraction(float(d)) if not isinstance(d, int) else Fraction(d) for _, d in times)
+    planning = sum(
+        (Fraction(float(d)) if not isinstance(d, int) else Fraction(d))
+        for phase, d in times
+        if phase == "planning"
+    )
+    if total == 0:
+        assert tax.value is None and tax.formatted().startswith("n/a")
+    else:
+        # The sums are exact and then rounded to floats (kept as ints when whole), so the
+        # ratio is within a rounding or two of the exact fraction.
+        assert 0.0 <= tax.value <= 1.0
+        assert_allclose(tax.value, float(planning / total), rtol=5e-16, atol=0)

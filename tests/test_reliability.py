@@ -247,7 +247,10 @@ def test_bad_rates_are_named(call, message):
         (lambda: rel.step_rate(0.5, 0), r"n must be an integer >= 1, got 0"),
         (lambda: rel.perfect_check_attempts(0.5, -2), r"k must be an integer >= 0, got -2"),
         (lambda: rel.per_step_vs_per_graph(0.5, 1.5, 1), r"n must be an integer >= 0, got 1\.5"),
-        (lambda: rel.chain_success(0.9, 10**30), r"n is too large, got 10{30}"),
+        (lambda: rel.chain_success(0.9, float("inf")), r"n must be an integer >= 0, got inf"),
+        (lambda: rel.chain_success(0.9, 10**400), r"n holds a number beyond the float range"),
+        (lambda: rel.chain_success(0.9, np.bool_(True)), r"n must be a number, got"),
+        (lambda: rel.chain_success(0.9, "3"), r"n must be a number or an array of numbers"),
     ],
 )
 def test_bad_counts_are_named(call, message):
@@ -257,3 +260,70 @@ def test_bad_counts_are_named(call, message):
 
 def test_integral_floats_are_accepted_as_counts():
     assert rel.chain_success(0.5, 2.0) == 0.25
+
+
+# --- counts beyond int64 ----------------------------------------------------------------------
+# A count given as a float >= 2**63 (or a Python int that large) used to wrap around to -2**63
+# in the count check, so p**n became inf and 1 - (1-p)**k became -inf.
+
+HUGE = [1e19, 2.0**63, 2**63, 10**30, 1e300]
+
+
+@pytest.mark.parametrize("n", HUGE)
+def test_huge_counts_give_the_limits(n):
+    assert rel.chain_success(0.9, n) == 0.0
+    assert rel.chain_success(1.0, n) == 1.0
+    assert rel.chain_success(0.0, n) == 0.0
+    assert rel.perfect_check_attempts(0.9, n) == 1.0
+    assert rel.perfect_check_attempts(0.0, n) == 0.0
+    assert rel.step_rate(0.5, n) == 1.0  # exp(-0.69 / n) is within 1e-19 of 1
+    assert rel.step_rate(0.0, n) == 0.0
+    result = rel.per_step_vs_per_graph(0.9, n, 0.5)
+    assert (result.per_step, result.per_graph) == (0.0, 0.0)
+
+
+def test_huge_count_in_an_array():
+    assert rel.chain_success(0.9, [1, 1e19]).tolist() == [0.9, 0.0]
+    assert rel.chain_success(0.9, np.array([2, 2**63], dtype=np.uint64)).tolist() == [
+        pytest.approx(0.81),
+        0.0,
+    ]
+
+
+counts = st.one_of(
+    st.integers(0, 2**70),
+    st.floats(0, 1e300).map(math.floor),
+    st.floats(0, 1e300).map(lambda x: float(math.floor(x))),
+    st.integers(0, 2**63 - 1).map(np.int64),
+    st.integers(0, 2**64 - 1).map(np.uint64),
+    st.integers(0, 2**31 - 1).map(np.int32),
+    st.floats(0, 1e30).map(lambda x: np.float64(math.floor(x))),
+)
+
+
+@given(p=prob, n=counts)
+def test_chain_success_of_any_count_matches_exact_powers(p, n):
+    got = rel.chain_success(p, n)
+    assert 0.0 <= got <= 1.0
+    # p**n through logarithms, in Python floats: the same limit, never inf or NaN.
+    if p == 0.0:
+        assert got == (1.0 if n == 0 else 0.0)
+    else:
+        assert_allclose(got, math.exp(float(n) * math.log(p)), rtol=1e-9, atol=1e-300)
+    assert_allclose(rel.perfect_check_attempts(p, n), 1.0 - rel.chain_success(1.0 - p, n))
+
+
+@given(p=prob, n1=counts, n2=counts)
+def test_longer_chains_never_succeed_more_often(p, n1, n2):
+    lo, hi = sorted((n1, n2))
+    assert rel.chain_success(p, hi) <= rel.chain_success(p, lo)
+    assert rel.perfect_check_attempts(p, lo) <= rel.perfect_check_attempts(p, hi)
+
+
+@given(
+    p=st.one_of(prob, prob.map(np.float64), prob.map(np.float32)),
+    n=st.one_of(st.integers(0, 100), st.integers(0, 100).map(np.int64)),
+)
+def test_numpy_scalars_are_plain_numbers(p, n):
+    assert type(rel.chain_success(p, n)) is float
+    assert_allclose(rel.chain_success(p, n), float(p) ** int(n), rtol=1e-6)

@@ -10,13 +10,15 @@ Every call returns fresh dicts: mutating one example never changes another.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
-from ._validate import broadcast, scalar_or_array
+from ._validate import broadcast, nonnegative, scalar_or_array
 
 __all__ = [
     "WorkedExample",
@@ -261,20 +263,30 @@ def speedup(serial, wall):
     Raises
     ------
     ValueError
-        If ``serial`` is negative or ``wall`` is not positive (or either is NaN or not a
-        number), or the shapes do not broadcast.
+        If ``serial`` is negative or ``wall`` is not positive, either is infinite, NaN or not
+        a number, the shapes do not broadcast, or the quotient is beyond the float range.
 
     Notes
     -----
     Example B: 30 slots of work finish in 22 slots of wall time, a speed-up of 1.36.
+    Infinite times are refused rather than divided: ``inf / inf`` has no value, and an
+    infinite serial time is not a duration.
 
     Examples
     --------
     >>> round(speedup(30, 22), 2)
     1.36
+    >>> speedup(float("inf"), float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: serial must be a finite number >= 0, got inf
     """
-    serial, wall = broadcast(serial=_nonnegative("serial", serial), wall=_positive("wall", wall))
-    return scalar_or_array(serial / wall)
+    serial = nonnegative("serial", serial)
+    wall = nonnegative("wall", wall, strict=True)
+    serial, wall = broadcast(serial=serial, wall=wall)
+    with np.errstate(over="ignore"):  # checked: an overflow is a ValueError
+        value = serial / wall
+    return _finite_quotient("speedup", value, serial=serial, wall=wall)
 
 
 def relative_change(new, old):
@@ -294,8 +306,8 @@ def relative_change(new, old):
     Raises
     ------
     ValueError
-        If ``new`` is negative or ``old`` is not positive (or either is NaN or not a
-        number), or the shapes do not broadcast.
+        If ``new`` is negative or ``old`` is not positive, either is infinite, NaN or not a
+        number, the shapes do not broadcast, or the quotient is beyond the float range.
 
     Notes
     -----
@@ -307,8 +319,12 @@ def relative_change(new, old):
     >>> round(relative_change(34, 30), 3), round(relative_change(22, 30), 3)
     (0.133, -0.267)
     """
-    new, old = broadcast(new=_nonnegative("new", new), old=_positive("old", old))
-    return scalar_or_array(new / old - 1.0)
+    new = nonnegative("new", new)
+    old = nonnegative("old", old, strict=True)
+    new, old = broadcast(new=new, old=old)
+    with np.errstate(over="ignore"):  # checked: an overflow is a ValueError
+        value = new / old - 1.0
+    return _finite_quotient("relative_change", value, new=new, old=old)
 
 
 def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
@@ -331,12 +347,13 @@ def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
     ------
     ValueError
         If the frontier is empty or a str, names a node without a duration, a duration is
-        negative or not a number, or every duration is 0.
+        negative, infinite or not a number, or every duration is 0.
 
     Notes
     -----
     Example B's patch frontier (P, E, D) holds 19 slots of work behind a longest branch of
-    8: a useful concurrency of 2.375.
+    8: a useful concurrency of 2.375. The sum is taken exactly, so durations near the float
+    limit (or integers beyond it) still give a value between 1 and the frontier's size.
 
     Examples
     --------
@@ -353,37 +370,20 @@ def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
         if node not in durations:
             raise ValueError(f"durations has no entry for frontier node {node!r}")
         x = durations[node]
-        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not x >= 0:
-            raise ValueError(f"duration of node {node!r} must be a number >= 0, got {x!r}")
-        values.append(float(x))
+        real = isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+        if not (real and x >= 0 and (isinstance(x, numbers.Integral) or math.isfinite(x))):
+            raise ValueError(f"duration of node {node!r} must be a finite number >= 0, got {x!r}")
+        values.append(Fraction(int(x)) if isinstance(x, numbers.Integral) else Fraction(float(x)))
     longest = max(values)
     if longest == 0:
         raise ValueError(f"every duration in the frontier is 0, got {nodes!r}")
-    return sum(values) / longest
+    return float(sum(values) / longest)
 
 
-def _positive(name: str, value) -> np.ndarray:
-    arr = _number_array(name, value)
-    bad = ~(arr > 0)
+def _finite_quotient(func: str, value, **arrays):
+    """``value``, or a ValueError naming the arguments where it overflowed to inf."""
+    bad = ~np.isfinite(value)
     if bad.any():
-        shown = value if arr.ndim == 0 else arr[bad].flat[0].item()
-        raise ValueError(f"{name} must be > 0, got {shown!r}")
-    return arr
-
-
-def _nonnegative(name: str, value) -> np.ndarray:
-    arr = _number_array(name, value)
-    bad = ~(arr >= 0)
-    if bad.any():
-        shown = value if arr.ndim == 0 else arr[bad].flat[0].item()
-        raise ValueError(f"{name} must be >= 0, got {shown!r}")
-    return arr
-
-
-def _number_array(name: str, value) -> np.ndarray:
-    if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
+        at = ", ".join(f"{k}={v[bad].flat[0].item()!r}" for k, v in arrays.items())
+        raise ValueError(f"{func} is beyond the float range (about 1.8e308) at {at}")
+    return scalar_or_array(value)

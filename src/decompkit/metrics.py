@@ -19,9 +19,14 @@ builds the lecture's week in this way.
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from fractions import Fraction
 
-from .artefact import ACTIVE, DONE, PENDING, Revision, Transition
+from numpy import bool_ as np_bool
+
+from .artefact.states import ACTIVE, DONE, PENDING, Revision, Transition
 
 __all__ = [
     "TimeSpent",
@@ -36,17 +41,37 @@ __all__ = [
 PHASES = ("planning", "execution")
 
 
-def _duration(name: str, value, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+def _real(name: str, value):
+    """``value`` as a plain int (any integer) or finite float; NumPy scalars included."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np_bool)):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np_bool)):
+        value = float(value)
+        if math.isfinite(value):
+            return value
+    raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+def _duration(name: str, value, *, positive: bool = False):
+    value = _real(name, value)
     if value < 0 or (positive and value == 0):
         raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
     return value
 
 
+def _plain(total: Fraction):
+    """An exact sum as an int when whole (of any size), else as the nearest float."""
+    if total.denominator == 1:
+        return total.numerator
+    try:
+        return float(total)
+    except OverflowError:  # beyond 1.8e308 the fraction is far below the last digit
+        return round(total)
+
+
 def _number(x) -> str:
     """A whole number without a decimal point, any other in its shortest exact form."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
+    return str(x) if isinstance(x, int) else str(int(x)) if x.is_integer() else repr(x)
 
 
 @dataclass(frozen=True)
@@ -71,7 +96,7 @@ class TimeSpent:
     def __post_init__(self):
         if self.phase not in PHASES:
             raise ValueError(f"phase must be 'planning' or 'execution', got {self.phase!r}")
-        _duration("duration", self.duration)
+        object.__setattr__(self, "duration", _duration("duration", self.duration))
 
 
 @dataclass(frozen=True)
@@ -85,8 +110,9 @@ class ReadySample:
     kind = "ready"
 
     def __post_init__(self):
-        if not isinstance(self.idle, bool):
+        if not isinstance(self.idle, (bool, np_bool)):
             raise ValueError(f"idle must be a bool, got {self.idle!r}")
+        object.__setattr__(self, "idle", bool(self.idle))
 
 
 @dataclass(frozen=True)
@@ -100,13 +126,24 @@ class PathLength:
     kind = "critical_path"
 
     def __post_init__(self):
-        _duration("planned", self.planned, positive=True)
-        _duration("realised", self.realised)
+        object.__setattr__(self, "planned", _duration("planned", self.planned, positive=True))
+        object.__setattr__(self, "realised", _duration("realised", self.realised))
 
 
 @dataclass(frozen=True)
 class Ratio:
     """One metric: ``numerator / denominator``, or ``None`` with the reason when undefined.
+
+    ``numerator`` and ``denominator`` are finite numbers >= 0 (ints of any size included);
+    the fraction is taken exactly and rounded once, so it is right even where a float
+    quotient would over- or underflow on the way.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` or ``undefined`` is not a non-empty str, ``percent`` is not a bool, a
+        count is negative, not finite or not a number, or the fraction is beyond the float
+        range (about 1.8e308).
 
     Examples
     --------
@@ -117,6 +154,8 @@ class Ratio:
     >>> r = Ratio("evidence coverage", 0, 0, undefined="no step reached done")
     >>> r.value is None, r.formatted()
     (True, 'n/a (no step reached done)')
+    >>> Ratio("planning tax", 10**400, 2 * 10**400).value
+    0.5
     """
 
     name: str
@@ -125,10 +164,31 @@ class Ratio:
     undefined: str = "denominator is 0"
     percent: bool = True
 
+    def __post_init__(self):
+        for field in ("name", "undefined"):
+            text = getattr(self, field)
+            if not (isinstance(text, str) and text.strip()):
+                raise ValueError(f"{field} must be a non-empty str, got {text!r}")
+        if not isinstance(self.percent, (bool, np_bool)):
+            raise ValueError(f"percent must be True or False, got {self.percent!r}")
+        object.__setattr__(self, "percent", bool(self.percent))
+        for field in ("numerator", "denominator"):
+            object.__setattr__(self, field, _duration(field, getattr(self, field)))
+        if self.denominator:
+            try:
+                float(Fraction(self.numerator) / Fraction(self.denominator))
+            except OverflowError:
+                raise ValueError(
+                    f"{self.name} = {self.numerator!r} / {self.denominator!r} is beyond the "
+                    "float range (about 1.8e308)"
+                ) from None
+
     @property
     def value(self) -> float | None:
         """The fraction, or ``None`` when the denominator is 0."""
-        return self.numerator / self.denominator if self.denominator else None
+        if not self.denominator:
+            return None
+        return float(Fraction(self.numerator) / Fraction(self.denominator))
 
     def formatted(self) -> str:
         """``'98.4 %'`` (``'1.33'`` for a ratio shown as a multiple), or ``'n/a (...)'``."""
@@ -219,14 +279,17 @@ def planning_metrics(events) -> PlanningMetrics:
     Raises
     ------
     ValueError
-        If an item is not one of the five event kinds (naming its position).
+        If ``events`` is not an iterable, an item is not one of the five event kinds (naming
+        its position), or a ratio is beyond the float range (a critical path planned at
+        1e-300 and realised at 1e10, say).
 
     Notes
     -----
     A *done result* is one transition into done: a step done, reopened and done again gives
     two. It is *invalidated* by a later transition out of done (a reopen in a strict plan).
-    Evidence counts when it is a non-blank str. Durations and path lengths are summed, so a
-    longer plan weighs more in the stretch. One pass, Theta(len(events)).
+    Evidence counts when it is a non-blank str. Durations and path lengths are summed exactly
+    and then kept as ints when whole (of any size, beyond 1.8e308 too) or rounded to the
+    nearest float; a longer plan weighs more in the stretch. One pass, Theta(len(events)).
 
     Examples
     --------
@@ -237,8 +300,12 @@ def planning_metrics(events) -> PlanningMetrics:
     >>> m.planning_tax.value is None
     True
     """
+    if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
+        raise ValueError(f"events must be an iterable of planning events, got {events!r}")
     done = evidenced = invalidated = revisions = structural = drifted = idle = samples = 0
-    planning = total = planned = realised = 0
+    # Durations are summed exactly (as fractions): a float running sum would overflow to inf
+    # near 1e308 and turn the ratios into NaN or 0.
+    planning = total = planned = realised = Fraction(0)
     for position, event in enumerate(events):
         if isinstance(event, Transition):
             if event.after is DONE:
@@ -251,14 +318,15 @@ def planning_metrics(events) -> PlanningMetrics:
             structural += event.structural
             drifted += event.goal_changed
         elif isinstance(event, TimeSpent):
-            total += event.duration
-            planning += event.duration if event.phase == "planning" else 0
+            duration = Fraction(event.duration)
+            total += duration
+            planning += duration if event.phase == "planning" else 0
         elif isinstance(event, ReadySample):
             samples += 1
             idle += event.idle
         elif isinstance(event, PathLength):
-            planned += event.planned
-            realised += event.realised
+            planned += Fraction(event.planned)
+            realised += Fraction(event.realised)
         else:
             raise ValueError(f"events[{position}] is not a planning event, got {event!r}")
     no_done, no_rev = "no step reached done", "no revision logged"
@@ -266,8 +334,14 @@ def planning_metrics(events) -> PlanningMetrics:
         Ratio("evidence coverage", evidenced, done, no_done),
         Ratio("structural repair rate", structural, revisions, no_rev),
         Ratio("invalidation ratio", invalidated, done, no_done),
-        Ratio("planning tax", planning, total, "no planning or execution time"),
-        Ratio("critical-path stretch", realised, planned, "no critical path logged", False),
+        Ratio("planning tax", _plain(planning), _plain(total), "no planning or execution time"),
+        Ratio(
+            "critical-path stretch",
+            _plain(realised),
+            _plain(planned),
+            "no critical path logged",
+            False,
+        ),
         Ratio("ready-but-idle rate", idle, samples, "no ready step observed"),
         Ratio("goal-drift rate", drifted, revisions, no_rev),
     )

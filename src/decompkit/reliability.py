@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import broadcast, count, probability, scalar_or_array
+from ._validate import broadcast, large_count, probability, scalar_or_array
 
 __all__ = [
     "chain_success",
@@ -42,7 +42,7 @@ def chain_success(p, n):
     p : float or array_like
         Conditional success rate of one step, given that every earlier step succeeded.
     n : int or array_like of int
-        Number of steps, ``n >= 0``.
+        Number of steps, ``n >= 0``: any whole number a float holds, ``1e19`` included.
 
     Returns
     -------
@@ -60,7 +60,8 @@ def chain_success(p, n):
     which is :math:`p^n` when every factor equals :math:`p`. The empty chain (``n = 0``)
     succeeds with probability 1, also when ``p = 0``. The power is taken in floating point,
     which is accurate for any ``n``: a result below the smallest double (about 5e-324)
-    correctly rounds to ``0.0``.
+    correctly rounds to ``0.0``. A count beyond ``2**53`` is used as the nearest double,
+    which moves :math:`p^n` by less than one part in :math:`10^{13}` wherever it is above 0.
 
     Examples
     --------
@@ -72,11 +73,13 @@ def chain_success(p, n):
     0.3678794...
     >>> chain_success([0.8, 0.9], 10).round(4)
     array([0.1074, 0.3487])
+    >>> chain_success(0.9, 1e19), chain_success(1.0, 1e19)
+    (0.0, 1.0)
     """
     p = probability("p", p)
-    n = count("n", n)
+    n = large_count("n", n)
     p, n = broadcast(p=p, n=n)
-    return scalar_or_array(np.power(p, n.astype(float)))
+    return scalar_or_array(np.power(p, n))
 
 
 def step_rate(success, n):
@@ -87,7 +90,7 @@ def step_rate(success, n):
     success : float or array_like
         Probability that the whole task succeeds.
     n : int or array_like of int
-        Number of steps, ``n >= 1``.
+        Number of steps, ``n >= 1``, of any size a float holds.
 
     Returns
     -------
@@ -107,7 +110,7 @@ def step_rate(success, n):
     0.5
     """
     success = probability("success", success)
-    n = count("n", n, minimum=1)
+    n = large_count("n", n, minimum=1)
     success, n = broadcast(success=success, n=n)
     return scalar_or_array(np.power(success, 1.0 / n))
 
@@ -186,12 +189,18 @@ def perfect_check_attempts(p, k):
     p : float or array_like
         Success rate of one attempt.
     k : int or array_like of int
-        Number of attempts allowed, ``k >= 0`` (``k = 0`` never succeeds).
+        Number of attempts allowed, ``k >= 0`` (``k = 0`` never succeeds), of any size a
+        float holds.
 
     Returns
     -------
     float or ndarray
         :math:`1 - (1 - p)^k`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside [0, 1] or NaN, or ``k`` is not a whole number >= 0.
 
     Examples
     --------
@@ -199,11 +208,13 @@ def perfect_check_attempts(p, k):
     0.99
     >>> perfect_check_attempts(0.5, [1, 2, 3])
     array([0.5  , 0.75 , 0.875])
+    >>> perfect_check_attempts(0.9, 1e19)
+    1.0
     """
     p = probability("p", p)
-    k = count("k", k)
+    k = large_count("k", k)
     p, k = broadcast(p=p, k=k)
-    return scalar_or_array(1.0 - np.power(1.0 - p, k.astype(float)))
+    return scalar_or_array(1.0 - np.power(1.0 - p, k))
 
 
 def undetected_floor(p, d):
@@ -416,10 +427,9 @@ def per_step_vs_per_graph(p, n, d):
     (0.904, 0.576)
     """
     p = probability("p", p)
-    n = count("n", n)
+    n = large_count("n", n)
     d = probability("d", d)
     p, n, d = broadcast(p=p, n=n, d=d)
-    n = n.astype(float)
     chain = np.power(p, n)
     per_step = np.power(p + (1.0 - p) * d * p, n)
     per_graph = chain + (1.0 - chain) * d * chain

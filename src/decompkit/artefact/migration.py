@@ -8,12 +8,8 @@ reads :math:`5/6` against the plan as accepted and :math:`5/9` against the work 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ._artefact_steps import ACTIVE, DONE, PENDING, Step
-
-if TYPE_CHECKING:
-    from .artefact import Plan
+from .plan import Plan
+from .states import ACTIVE, DONE, PENDING, Step
 
 __all__ = ["migration_stages", "migration_scenario"]
 
@@ -127,10 +123,6 @@ def migration_stages(*, clock=None):
     verification put back  0.833 0.833
     plan revised           0.833 0.556
     """
-    # Imported here, not at the top: decompkit.artefact re-exports this module's functions
-    # (and its doctests call them), so a top-level import would make the two a cycle.
-    from .artefact import Plan
-
     plan = Plan(
         _MIGRATION_GOAL,
         [Step(i, d, depends_on=p, verification=v) for i, d, p, v, _ in _MIGRATION],

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ._artefact_steps import ACTIVE, BLOCKED, DONE, PENDING, Step, is_text, short
-from .dag import CycleError, ancestors, descendants, topological_order
-from .plan import PlanProblem
+from ..dag import CycleError, ancestors, descendants, topological_order
+from ..plan import PlanProblem
+from .states import ACTIVE, BLOCKED, DONE, PENDING, Step, is_text, short
 
 __all__ = [
     "as_step",

@@ -1,10 +1,10 @@
-r"""The plan as an artefact: a fixed goal, steps with states and evidence, a log of every change.
+r"""The :class:`Plan`: a fixed goal and a DAG of steps that change only through logged events.
 
-A plan is a goal :math:`g`, fixed for its whole life, and a DAG :math:`G_t = (V_t, E_t)` of
-steps that changes only through logged events. A step may start only when every predecessor
-is done, and done needs evidence. Progress is stated against both plans: the original promise
-:math:`|D \cap V_0| / |V_0|` and the work now known :math:`|D \cap V_t| / |V_t \setminus A|`
-(:math:`D` done steps, :math:`A` abandoned steps).
+The plan holds :math:`g` and :math:`G_t = (V_t, E_t)`; a step may start only when every
+predecessor is done, and done needs evidence. Every accepted move is a
+:class:`~decompkit.artefact.states.Transition`, every accepted change of the graph a
+:class:`~decompkit.artefact.states.Revision`, both appended to the log; a refused one raises
+:class:`TransitionError` or :class:`RevisionError` and leaves the plan as it was.
 
 The transition table (``TRANSITIONS``); a reason is required to enter blocked, abandoned or
 pending; done needs evidence; abandoned is terminal::
@@ -26,10 +26,6 @@ sinks of the plan as accepted (a step a revision adds with the flag joins them).
 verification is what "the goal is reached" means, so a revision may not remove one, an
 invariant step may not be abandoned, and a revision may not let one run without a step it
 used to wait for (unless that step itself is removed). No method edits a verification text.
-
-This module, the public home of all these names, holds the plan and its errors; it re-exports
-the states, :class:`Step`, the events and :class:`Progress` (``_artefact_steps``) and the
-scenario (``_artefact_migration``); ``_artefact_checks`` finds a candidate plan's problems.
 """
 
 from __future__ import annotations
@@ -38,7 +34,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ._artefact_checks import (
+from ..plan import PlanError, PlanProblem
+from .revisions import (
     as_edges,
     as_ids,
     as_items,
@@ -47,11 +44,9 @@ from ._artefact_checks import (
     graph_problems,
     live_descendants,
 )
-from ._artefact_migration import migration_scenario, migration_stages
-from ._artefact_steps import (
+from .states import (
     ABANDONED,
     ACTIVE,
-    BLOCKED,
     DONE,
     NEEDS_REASON,
     PENDING,
@@ -66,26 +61,8 @@ from ._artefact_steps import (
     required_text,
     short,
 )
-from .plan import PlanError, PlanProblem
 
-__all__ = [
-    "State",
-    "PENDING",
-    "ACTIVE",
-    "BLOCKED",
-    "DONE",
-    "ABANDONED",
-    "TRANSITIONS",
-    "TransitionError",
-    "RevisionError",
-    "Step",
-    "Transition",
-    "Revision",
-    "Progress",
-    "Plan",
-    "migration_stages",
-    "migration_scenario",
-]
+__all__ = ["TransitionError", "RevisionError", "Plan"]
 
 
 class TransitionError(ValueError):
@@ -232,6 +209,7 @@ class Plan:
 
         Examples
         --------
+        >>> from decompkit.artefact import migration_scenario
         >>> migration_scenario().graph()["verify_production"]
         ('redeploy',)
         """
@@ -245,6 +223,7 @@ class Plan:
 
         Examples
         --------
+        >>> from decompkit.artefact import migration_scenario
         >>> migration_scenario().ready()
         ('sweep_scheduled_jobs',)
         """
@@ -260,6 +239,7 @@ class Plan:
 
         Examples
         --------
+        >>> from decompkit.artefact import migration_scenario
         >>> print(migration_scenario().progress())
         5 of 6 original steps done; 3 added after evidence; 5 of 9 current steps done
         """
@@ -317,7 +297,7 @@ class Plan:
         >>> plan.transition("b", "active")
         Traceback (most recent call last):
         ...
-        decompkit.artefact.TransitionError: cannot move step 'b' from 'pending' to 'active': \
+        decompkit.artefact.plan.TransitionError: cannot move step 'b' from 'pending' to 'active': \
 dependencies not done: 'a' (pending)
         >>> plan.transition("a", "active").kind
         'start'
@@ -437,7 +417,7 @@ dependencies not done: 'a' (pending)
         >>> plan.revise(reason="loop", observation="x", add_edges=[("b", "c")])
         Traceback (most recent call last):
         ...
-        decompkit.artefact.RevisionError: plan has 1 problem:
+        decompkit.artefact.plan.RevisionError: plan has 1 problem:
           - the dependencies would form a cycle: 'b' -> 'c' -> 'b'
         """
         reason = required_text("reason", reason)
