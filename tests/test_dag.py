@@ -991,7 +991,8 @@ def test_worker_counts_beyond_int64_are_refused_naming_the_value(workers):
     # of 2**63 or more wrap around when it becomes an int64.
     with pytest.raises(ValueError, match=r"workers") as info:
         list_schedule({"a": []}, {"a": 1}, workers)
-    assert repr(workers) in str(info.value)
+    # Long values are shown abbreviated (reprlib), so look for their leading digits.
+    assert repr(workers)[:25] in str(info.value)
 
 
 def test_overflowing_float_durations_are_refused():

@@ -1167,7 +1167,8 @@ def test_counts_beyond_int64_are_refused_naming_the_value(value):
     for name, call in calls:
         with pytest.raises(ValueError, match=name) as info:
             call()
-        assert repr(value) in str(info.value), name
+        # Long values are shown abbreviated (reprlib), so look for their leading digits.
+        assert repr(value)[:25] in str(info.value), name
 
 
 @given(dags(max_nodes=6), st.integers(1, 3), st.data())
