@@ -101,7 +101,9 @@ class LabServer:
         return json.loads(raw) if raw else None
 
     def lab_url(self, notebook: str) -> str:
-        return f"{self.url}/lab/tree/{quote(notebook)}?token={self.token}"
+        """The notebook alone in JupyterLab: ``reset`` drops the tabs an earlier page left in
+        the workspace, so what a test counts on the page belongs to this notebook only."""
+        return f"{self.url}/lab/tree/{quote(notebook)}?reset&token={self.token}"
 
     def notebook_url(self, notebook: str) -> str:
         """The same notebook in Notebook 7's single-document page."""

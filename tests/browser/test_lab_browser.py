@@ -197,9 +197,9 @@ def test_q_slider_redraws_the_horizon_plot(notebook_page):
         notebook_page.fail("no output of the notebook shows a slider labelled 'q ...'", "no-q")
     explorer = explorer.first
     handle = explorer.locator(".widget-slider").filter(has=q_label).locator('[role="slider"]')
-    plot = explorer.locator("img.widget-image")
+    plot = explorer.locator(".decompkit-figure canvas")
     if plot.count() != 1:
-        notebook_page.fail(f"the explorer shows {plot.count()} plot images, not one", "no-plot")
+        notebook_page.fail(f"the explorer shows {plot.count()} figures, not one", "no-plot")
 
     start = float(handle.get_attribute("aria-valuenow"))
     upper = float(handle.get_attribute("aria-valuemax"))
