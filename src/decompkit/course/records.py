@@ -94,7 +94,8 @@ def load(root, assignment: str) -> dict[str, dict]:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"record {path.name!r} of {assignment!r} is unreadable: {error}")
+            message = f"record {path.name!r} of {assignment!r} is unreadable: {error}"
+            raise ValueError(message) from None
         if not isinstance(record, dict) or record.get("schema") != SCHEMA:
             schema = record.get("schema") if isinstance(record, dict) else None
             raise ValueError(
