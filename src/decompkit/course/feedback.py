@@ -413,7 +413,12 @@ def _pages_from_records(root: Path, assignment: str, students) -> list[Path]:
                 continue
             nb = _notebook_stub(root, assignment, student, notebook)
             resources = {
-                "nbgrader": {"student": student, "assignment": assignment, "notebook": notebook},
+                "nbgrader": {
+                    "student": student,
+                    "assignment": assignment,
+                    "notebook": notebook,
+                    "db_url": f"sqlite:///{root / 'gradebook.db'}",
+                },  # fmt: skip
                 "unique_key": notebook,
             }
             page, _ = exporter.from_notebook_node(nb, resources=resources)
