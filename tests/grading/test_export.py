@@ -7,6 +7,7 @@ three students, two notebooks, one manual grade and one late penalty.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 import shutil
 import sys
@@ -20,6 +21,7 @@ from decompkit.course import export
 from decompkit.course.__main__ import main as course_main
 
 from .classroom import chain_record, write_record
+from .submissions import ROOT
 
 CHAIN, HORIZON = "01-chain-reliability", "02-long-horizons"
 CELLS = {CHAIN: ["chain_success_value", "p_prime_value"], HORIZON: ["success_value"]}
@@ -163,3 +165,17 @@ def test_the_command(course, tmp_path, capsys):
     assert "decomp-moodle.csv" in capsys.readouterr().out
     assert course_main(["export", "--root", str(tmp_path / "empty"), "--to", "csv"]) == 1
     assert "no gradebook with assignment 'decomp'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["feedback", "export", "report"])
+def test_kit_runs_these_commands_in_the_course_package(monkeypatch, command):
+    spec = importlib.util.spec_from_file_location("_kit_for_export", ROOT / "kit.py")
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    ran = []
+    monkeypatch.setattr(kit, "_run", lambda argv: ran.append(argv) or 0)
+    assert kit.COMMANDS[command](["--help"]) == 0
+    assert ran == [[str(kit.PYTHON), "-m", "decompkit.course", command, "--help"]]
+    with pytest.raises(SystemExit) as done:
+        course_main([command, "--help"])
+    assert done.value.code == 0
