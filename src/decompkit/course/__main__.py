@@ -8,6 +8,7 @@
     feedback [ASSIGNMENT] [--student ID]  feedback/<student>/<assignment>/*.html, always anew
     export [ASSIGNMENT] --to canvas|moodle|csv [--roster CSV]  grades an LMS imports
     report [ASSIGNMENT]                   reports/<assignment>/: what the class got wrong
+    names [--roster CSV]                  names in gradebook.db for formgrader (else the ids)
 
 ``python3 kit.py release|check|grade|key|feedback|export|report`` runs these inside the kit's
 environment. Each command's own ``--help`` lists its options.
@@ -28,6 +29,7 @@ COMMANDS = {
     "feedback": feedback.main,
     "export": export.main,
     "report": report.main,
+    "names": export.names_main,
 }
 
 

@@ -54,7 +54,7 @@ from pathlib import Path
 
 from .records import load
 
-__all__ = ["FORMATS", "Row", "read_grades", "read_roster", "write", "main"]
+__all__ = ["FORMATS", "Row", "fill_names", "read_grades", "read_roster", "write", "main"]
 
 FORMATS = ("canvas", "moodle", "csv")
 _ROSTER_FIELDS = {
@@ -324,4 +324,57 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(f"wrote {path} ({args.fmt}, generated {datetime.now():%Y-%m-%d %H:%M})")
+    return 0
+
+
+def fill_names(root, roster=None, *, overwrite: bool = False) -> int:
+    """Give every student of the gradebook a name formgrader can show; return how many changed.
+
+    Names come from ``roster`` (default: ``roster.csv`` in the course folder, when there is
+    one; see :func:`read_roster`); a student the roster does not name is shown by id (last
+    name = the id, first name empty). Names already in the gradebook are kept unless
+    ``overwrite``. Nothing happens without a gradebook.
+    """
+    from nbgrader.api import Gradebook
+
+    root = Path(root)
+    database = root / "gradebook.db"
+    if not database.is_file():
+        return 0
+    roster = Path(roster) if roster is not None else root / "roster.csv"
+    changed = 0
+    with Gradebook(f"sqlite:///{database}") as gb:
+        ids = [s.id for s in gb.students]
+        people = read_roster(roster, ids) if roster.is_file() and ids else {}
+        for student in gb.students:
+            named = people.get(student.id, {})
+            first = named.get("first_name", "")
+            last = named.get("last_name", student.id)
+            if student.last_name and not overwrite:
+                continue
+            if (student.first_name, student.last_name) != (first, last):
+                student.first_name, student.last_name = first, last
+                if named.get("email") and not student.email:
+                    student.email = named["email"]
+                changed += 1
+        gb.db.commit()
+    return changed
+
+
+def names_main(argv: list[str] | None = None) -> int:
+    """Command line: put the roster's names (else the ids) into the gradebook for formgrader."""
+    parser = argparse.ArgumentParser(
+        prog="python -m decompkit.course names",
+        description="Set first and last names in gradebook.db from a roster CSV (default "
+        "roster.csv in the course folder); students it does not name are shown by id.",
+    )
+    parser.add_argument("--roster", type=Path, help="CSV with an id column and names")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="course folder")
+    args = parser.parse_args(argv)
+    try:
+        changed = fill_names(args.root, args.roster, overwrite=args.roster is not None)
+    except (ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"named {changed} students in {args.root / 'gradebook.db'}")
     return 0
