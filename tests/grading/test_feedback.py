@@ -220,3 +220,16 @@ def test_markdown_tables_render_as_tables(chromium, tmp_path):
     assert first["x"] + first["width"] <= second["x"]
     assert float(cells.nth(0).evaluate("c => parseFloat(getComputedStyle(c).paddingLeft)")) > 0
     view.close()
+
+
+def test_without_a_record_the_hint_comes_from_the_check_itself(graded, tmp_path):
+    """A course graded by plain nbgrader (no grading record): the visible check's own message
+    is the hint, still without its traceback."""
+    nb = nbformat.read(graded / "autograded" / STUDENT / "decomp" / f"{CHAIN}.ipynb", 4)
+    exporter = feedback.FeedbackExporter()
+    exporter.register_preprocessor(feedback.FeedbackView, enabled=True)
+    resources = {"nbgrader": {"student": STUDENT, "assignment": "decomp", "notebook": CHAIN,
+                              "db_url": f"sqlite:///{tmp_path / 'gradebook.db'}"}}  # fmt: skip
+    page = " ".join(exporter.from_notebook_node(nb, resources=resources)[0].split())
+    assert f"Hint: {html.escape(HINT_B1)}" in page
+    assert ">B1 p_prime</a>" in page and "Traceback" not in page and "HIDDEN TESTS" not in page
