@@ -269,7 +269,11 @@ class FeedbackView(Preprocessor):
             score = sum(i["score"] for i in items)
             max_score = sum(i["max_score"] for i in items)
         notice = NOTICES.get(status, "")
-        message = scrub_paths(str(entry.get("message") or ""))
+        message = scrub_paths(str(entry.get("message") or "")).strip()
+        if notice and message:
+            message = f"What the grader saw: {message.rstrip('.')}."
+        for item in items:  # an item with nothing more to say has no panel of its own
+            item["anchored"] = item["placed"] or item["answer"] is not None or bool(item["hint"])
         resources["feedback"] = {
             "student": str(info.get("student", "")),
             "notebook": notebook,
