@@ -136,6 +136,14 @@ def test_plain_csv_has_the_submission_time_and_a_column_per_notebook(course):
     assert found["s01"][4:] == ["2", "1", "3", "3"]
 
 
+def test_canvas_id_from_the_names_of_a_canvas_download(course):
+    record = chain_record("s02", {})
+    record["source_names"] = ["babbagecharles_LATE_5512_88001_01-chain-reliability.ipynb"]
+    write_record(course, record)
+    _, _, *rows = _read(export.write(course, "decomp", "canvas"))
+    assert {row[3]: row[1] for row in rows} == {"s01": "", "s02": "5512", "s_03": "9003"}
+
+
 def test_records_alone_are_enough(tmp_path):
     write_record(tmp_path, chain_record("s09", {"p_prime_value": 0.1},
                                         submitted_at="2026-11-30T08:00:00+00:00"))  # fmt: skip

@@ -88,7 +88,7 @@ def test_the_page_is_self_contained_and_says_it_all(graded):
     assert "multiplied_p_by_n</b> &times;3" in page
     assert "<svg" in page and "src=" not in page and "<script" not in page
     assert "timeout: cell 8 ran past the 30 s limit" in page
-    assert "integrity: cell 12: reads the answer key" in page
+    assert "integrity (flagged): cell 12: reads the answer key" in page
     rows = list(csv.DictReader(open(folder / "items.csv", encoding="utf-8")))
     a1 = next(r for r in rows if r["grade_id"] == "chain_success_value")
     assert a1["mistakes"] == "multiplied_p_by_n x3" and a1["students"] == "9"

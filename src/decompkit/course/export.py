@@ -19,7 +19,9 @@ these columns (case and spaces ignored; a Canvas gradebook export works as it is
 - Moodle: ``ID number``, ``Username``, ``Email address``.
 
 Names and the LMS id also come from the gradebook (``nbgrader db student import`` fills
-``first_name``, ``last_name``, ``email`` and ``lms_user_id``) when no roster gives them.
+``first_name``, ``last_name``, ``email`` and ``lms_user_id``) when no roster gives them, and
+Canvas's user id from the names of the files Canvas's download gave the collector (the
+record's ``source_names``, see :func:`canvas_user_id`).
 
 Formats, as their documentation describes them:
 
@@ -54,7 +56,16 @@ from pathlib import Path
 
 from .records import load
 
-__all__ = ["FORMATS", "Row", "fill_names", "read_grades", "read_roster", "write", "main"]
+__all__ = [
+    "FORMATS",
+    "Row",
+    "canvas_user_id",
+    "fill_names",
+    "read_grades",
+    "read_roster",
+    "write",
+    "main",
+]
 
 FORMATS = ("canvas", "moodle", "csv")
 _ROSTER_FIELDS = {
@@ -88,6 +99,28 @@ def _iso(moment) -> str:
     return moment.isoformat(timespec="seconds")
 
 
+_CANVAS_NAME = re.compile(r"^[a-z0-9-]+_(?:late_)?(\d+)_\d+_", re.I)
+
+
+def canvas_user_id(source_names) -> str:
+    """Canvas's user id read off the names of a student's downloaded files, or "".
+
+    Canvas names each file of a "Download Submissions" zip
+    ``<name>_[LATE_]<user id>_<attachment id>_<file name>``; an id is returned only when every
+    file that has this form names the same user.
+
+    Examples
+    --------
+    >>> canvas_user_id(["lovelaceada_4711_99120_01-chain-reliability.ipynb",
+    ...                 "lovelaceada_LATE_4711_99121_02-long-horizons.ipynb"])
+    '4711'
+    >>> canvas_user_id(["s2003_01-chain-reliability (1).ipynb"])
+    ''
+    """
+    found = {m.group(1) for m in map(_CANVAS_NAME.match, source_names or []) if m}
+    return found.pop() if len(found) == 1 else ""
+
+
 def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], list[Row]]:
     """``(notebooks, max score per notebook, rows)`` of ``assignment``, from the gradebook
     (else from the grading records), one row per student who submitted.
@@ -105,8 +138,11 @@ def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], lis
         if found is not None:
             notebooks, maxima, rows = found
             for row in rows:
-                stamp = (records.get(row.student) or {}).get("submitted_at")
-                row.submitted_at = stamp or row.submitted_at
+                record = records.get(row.student) or {}
+                row.submitted_at = record.get("submitted_at") or row.submitted_at
+                lms = canvas_user_id(record.get("source_names"))
+                if lms and "canvas_id" not in row.people:
+                    row.people["canvas_id"] = lms
             return notebooks, maxima, rows
     if not records:
         raise ValueError(
@@ -116,6 +152,8 @@ def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], lis
     maxima, rows = {}, []
     for student, record in records.items():
         row = Row(student, submitted_at=str(record.get("submitted_at") or ""))
+        lms = canvas_user_id(record.get("source_names"))
+        row.people = {"canvas_id": lms} if lms else {}
         for notebook, entry in record.get("notebooks", {}).items():
             maxima[notebook] = max(maxima.get(notebook, 0.0), float(entry.get("max_score") or 0))
             row.scores[notebook] = float(entry.get("score") or 0.0)

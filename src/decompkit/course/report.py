@@ -195,8 +195,9 @@ def analyse(records: dict, assignment: str, previous: dict | None = None) -> Cla
             if status in _NOT_GRADED or status == "missing":
                 what = status.replace("_", " ")
                 report.flags.append((student, notebook, f"{what}: {entry.get('message') or ''}"))
-            for flag in entry.get("flags", []) if entry.get("flagged") else []:
-                report.flags.append((student, notebook, f"integrity: {flag}"))
+            kind = "integrity (flagged)" if entry.get("flagged") else "integrity"
+            for flag in entry.get("flags", []):
+                report.flags.append((student, notebook, f"{kind}: {flag}"))
             for grade_id, item in entry.get("items", {}).items():
                 row = items.setdefault(
                     grade_id,
