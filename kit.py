@@ -9,6 +9,9 @@
     python3 kit.py check NOTEBOOK...   run notebooks, report every check, exit 1 if any is off
     python3 kit.py grade [--workers N]  autograde submitted/ into gradebook.db
     python3 kit.py key ID... [--csv FILE]  a student's numbers and answers; the class's key
+    python3 kit.py feedback [--student ID]  feedback/<student>/decomp/*.html, always rewritten
+    python3 kit.py export --to canvas|moodle|csv [--roster CSV]  exports/decomp-<format>.csv
+    python3 kit.py report   reports/decomp/report.html (+ CSVs): what the class got wrong
     python3 kit.py nbgrader ARGS...    any nbgrader command inside the kit's environment
 
 The environment lives in .venv next to this file. It is created when missing and
@@ -116,6 +119,21 @@ def key(args: list[str]) -> int:
     return _course("key", args)
 
 
+def feedback(args: list[str]) -> int:
+    """Write every graded student's feedback pages anew (see decompkit.course.feedback)."""
+    return _course("feedback", args)
+
+
+def export(args: list[str]) -> int:
+    """Write the grades as a Canvas, Moodle or plain CSV (see decompkit.course.export)."""
+    return _course("export", args)
+
+
+def report(args: list[str]) -> int:
+    """Write the class report from the grading records (see decompkit.course.report)."""
+    return _course("report", args)
+
+
 def bench(args: list[str]) -> int:
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
@@ -132,6 +150,9 @@ COMMANDS = {
     "check": check,
     "grade": grade,
     "key": key,
+    "feedback": feedback,
+    "export": export,
+    "report": report,
     "nbgrader": nbgrader,
 }
 

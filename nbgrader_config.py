@@ -48,3 +48,14 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# Feedback (decompkit.course.feedback): per graded item the student's answer, score and hint,
+# in place of the test cell (no hidden tests, no traceback); maths typeset by the MathJax copy
+# packaged with the kit, inline in every page. Pages are always rewritten, so a regrade or a
+# manual grade in formgrader shows up without --force.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "decompkit.course.feedback.FeedbackView",
+]
+c.GenerateFeedback.exporter_class = "decompkit.course.feedback.FeedbackExporter"
+c.GenerateFeedback.force = True

@@ -5,16 +5,20 @@
     grade [ASSIGNMENT] [--workers N] ...  autograde submitted/ into gradebook.db
     key [ID...] [--csv FILE] ...          every student's numbers and answers
     integrity FOLDER... [--csv FILE]      the static integrity scan of submissions
+    feedback [ASSIGNMENT] [--student ID]  feedback/<student>/<assignment>/*.html, always anew
+    export [ASSIGNMENT] --to canvas|moodle|csv [--roster CSV]  grades an LMS imports
+    report [ASSIGNMENT]                   reports/<assignment>/: what the class got wrong
+    names [--roster CSV]                  names in gradebook.db for formgrader (else the ids)
 
-``python3 kit.py release|check|grade|key`` runs these inside the kit's environment. Each
-command's own ``--help`` lists its options.
+``python3 kit.py release|check|grade|key|feedback|export|report`` runs these inside the kit's
+environment. Each command's own ``--help`` lists its options.
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import grade, integrity, key, release, selfcheck
+from . import export, feedback, grade, integrity, key, release, report, selfcheck
 
 COMMANDS = {
     "release": release.main,
@@ -22,6 +26,10 @@ COMMANDS = {
     "grade": grade.main,
     "key": key.main,
     "integrity": integrity.main,
+    "feedback": feedback.main,
+    "export": export.main,
+    "report": report.main,
+    "names": export.names_main,
 }
 
 

@@ -1,0 +1,501 @@
+"""Feedback pages a student can read: per item the answer, the score and the hint, in words.
+
+nbgrader turns each autograded notebook into an HTML page (``generate_feedback``); this
+module is what the course's ``nbgrader_config.py`` plugs into that step, so
+``nbgrader generate_feedback decomp`` and ``python -m decompkit.course feedback`` write the
+same page to ``feedback/<student>/<assignment>/<notebook>.html``:
+
+- :class:`FeedbackView` (a preprocessor, after nbgrader's ``GetGrades``) reads the grading
+  record (:func:`decompkit.course.records.load`) and puts one verdict per graded item where
+  its test cell was: the item's name (``B1 p_prime``), the student's answer, the score and
+  the hint as plain text. The test cell itself is not shown, so neither its hidden tests nor
+  the traceback of a failed check reach the page; any other error shows as one line, and
+  absolute paths of the grading machine are cut down to their last part.
+- :class:`FeedbackExporter` renders with the template in ``templates/decompkit_feedback``
+  (JupyterLab's look, a table of contents of the items, a notice when the notebook timed out
+  or its kernel died) and typesets the maths with the MathJax copy shipped in
+  ``static/mathjax`` (MathJax 3.2.2, ``es5/tex-svg.js`` from the ``mathjax`` npm package,
+  Apache-2.0). The script is embedded gzip-compressed in every page: a page works offline,
+  attached to an LMS, or forwarded as one file, and loads nothing from the network.
+
+Feedback is always regenerated (``GenerateFeedback.force``): after a regrade or a manual
+grade in formgrader the old page is replaced, never silently kept. A notebook nbgrader could
+not grade at all (its kernel died, the file is unreadable, nothing was submitted) still gets
+a page, from the record, that says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import gzip
+import json
+import re
+import sys
+from pathlib import Path
+
+from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
+from traitlets.config import Config
+
+from .records import load
+
+__all__ = [
+    "FEEDBACK_CONFIG",
+    "FeedbackExporter",
+    "FeedbackView",
+    "generate",
+    "mathjax_html",
+    "scrub_paths",
+    "main",
+]
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+TEMPLATE_NAME = "decompkit_feedback"
+MATHJAX = HERE / "static" / "mathjax" / "tex-svg.js"
+
+#: What the course's nbgrader_config.py sets for ``nbgrader generate_feedback``.
+FEEDBACK_CONFIG = {
+    "GenerateFeedback": {
+        "preprocessors": [
+            "nbgrader.preprocessors.GetGrades",
+            "decompkit.course.feedback.FeedbackView",
+        ],
+        "exporter_class": "decompkit.course.feedback.FeedbackExporter",
+        "force": True,
+    }
+}
+
+#: What an item's status means, as the student reads it.
+VERDICTS = {
+    "ok": "right",
+    "close": "right, but rounded too coarsely",
+    "off": "not right",
+    "unanswered": "not answered",
+    "invalid": "not a valid answer",
+    "timeout": "not graded: the notebook was stopped at the time limit",
+    "error": "not graded: the code raised an error before this could be checked",
+    "not_run": "not graded: the notebook stopped before this cell ran",
+}
+
+#: What happened to a notebook that was not graded normally.
+NOTICES = {
+    "timeout": "A cell of this notebook ran past the time limit and was stopped.",
+    "time_limit": "This notebook ran past the time allowed for a whole notebook and was stopped.",
+    "kernel_died": (
+        "The Python kernel died while running this notebook (the code ended the process or "
+        "ran out of memory); what came after it was not run."
+    ),
+    "failed": "This notebook could not be graded.",
+    "unreadable": "This file could not be read as a notebook.",
+    "missing": "This notebook was not submitted.",
+}
+
+_HIDDEN = re.compile(
+    r"^[^\n]*BEGIN HIDDEN TESTS.*?(?:^[^\n]*END HIDDEN TESTS[^\n]*\n?|\Z)", re.S | re.M
+)
+_PATH = re.compile(r"""(?<![\w.:/~])(?:/[^\s'"`/:<>|]+){2,}/?|\b[A-Za-z]:\\[^\s'"`<>|]+""")
+_LABEL = re.compile(r"\*\*([A-Z]\d+[a-z]?)\b")
+_STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "DeadKernelError"}
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` with every absolute path cut down to its last part.
+
+    Examples
+    --------
+    >>> scrub_paths("No such file: '/tmp/decompkit-grade-x1/submitted/s1/data.csv'")
+    "No such file: 'data.csv'"
+    >>> scrub_paths("p/(1 - d(1-p)) and https://example.org/a/b stay")
+    'p/(1 - d(1-p)) and https://example.org/a/b stay'
+    """
+    return _PATH.sub(lambda m: m.group(0).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1], text)
+
+
+def strip_hidden_tests(source: str) -> str:
+    """``source`` without its ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` regions
+    (an unterminated region is cut to the end).
+
+    Examples
+    --------
+    >>> strip_hidden_tests("check(x)\\n### BEGIN HIDDEN TESTS\\nassert x\\n### END HIDDEN TESTS\\n")
+    'check(x)\\n'
+    """
+    return _HIDDEN.sub("", source)
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _is_test(cell) -> bool:
+    return bool(_meta(cell).get("grade")) and not _meta(cell).get("solution")
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else "".join(value or [])
+
+
+def _one_line_error(output, stopped: bool) -> str:
+    name = output.get("ename", "Error")
+    if name in _STOPPED and stopped:
+        return "This cell was stopped at the time limit."
+    value = scrub_paths(str(output.get("evalue", ""))).strip()
+    return f"{name}: {value}" if value else name
+
+
+def _clean_outputs(cell, stopped: bool) -> None:
+    """No traceback, no stderr, no widget views, no absolute paths in what a cell printed."""
+    kept = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "error":
+            text = _one_line_error(output, stopped)
+            kept.append({"output_type": "stream", "name": "stdout", "text": text + "\n"})
+        elif kind == "stream":
+            if output.get("name") != "stderr":
+                output["text"] = scrub_paths(_text(output.get("text")))
+                kept.append(output)
+        elif kind in ("display_data", "execute_result"):
+            data = output.get("data", {})
+            data.pop("application/vnd.jupyter.widget-view+json", None)
+            for mime in ("text/plain", "text/html", "text/markdown"):
+                if mime in data:
+                    data[mime] = scrub_paths(_text(data[mime]))
+            if data:
+                kept.append(output)
+    cell["outputs"] = kept
+
+
+def _from_outputs(cell) -> tuple[str, str]:
+    """(status, hint) of a test cell read off its own outputs, when no record says more."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            name, value = output.get("ename", ""), str(output.get("evalue", ""))
+            if name == "CheckFailed":
+                return "off", value.split(": ", 1)[-1]
+            if name in _STOPPED:
+                return "timeout", ""
+            return ("off", "") if name in ("AssertionError", "CleanCheckFailed") else ("error", "")
+        if "not answered yet" in _text(output.get("text")):
+            return "unanswered", ""
+    return "off", ""
+
+
+def _fallback_names(nb, notebook: str) -> dict[str, tuple[str, str]]:
+    """{grade_id: (label, item)} read off the notebook: the label of the last bold exercise
+    heading above each test cell (``**B1 (1 point).**``), the item from its grade_id."""
+    from .key import FILES, GRADE_CELLS
+
+    items = next((GRADE_CELLS[k] for k, f in FILES.items() if f == notebook), {})
+    label, names = "", {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found = _LABEL.findall(_text(cell.source))
+            label = found[-1] if found else label
+        elif _is_test(cell) and _meta(cell).get("grade_id"):
+            grade_id = _meta(cell)["grade_id"]
+            names[grade_id] = (label, items.get(grade_id, grade_id.removesuffix("_value")))
+    return names
+
+
+def _course_root(resources) -> Path:
+    db_url = str(resources.get("nbgrader", {}).get("db_url", ""))
+    if db_url.startswith("sqlite:///"):
+        return Path(db_url[len("sqlite:///") :]).parent
+    return Path.cwd()  # nbgrader's converters run from the course folder
+
+
+@functools.lru_cache(maxsize=8)
+def _records(root: str, assignment: str, stamp: tuple) -> dict:
+    return load(root, assignment)
+
+
+def _record_of(root: Path, assignment: str, student: str) -> dict:
+    """The student's record; every page of one run shares one read of the folder."""
+    folder = root / "records" / assignment
+    stamp = (
+        tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.json")))
+        if folder.is_dir()
+        else ()
+    )
+    return _records(str(root), assignment, stamp).get(student, {})
+
+
+class FeedbackView(Preprocessor):
+    """Turn an autograded notebook into what its feedback page shows.
+
+    Reads ``resources["nbgrader"]`` (student, assignment, notebook, and the scores that
+    nbgrader's ``GetGrades`` put into each test cell) and the student's grading record; writes
+    ``resources["feedback"]``, the data the template lays out: the items in notebook order
+    (``title``, ``anchor``, ``score``, ``max_score``, ``status``, ``verdict``, ``answer``,
+    ``hint``, ``by_hand``), the notebook's ``notice`` and totals. Scores come from the
+    gradebook (a manual grade wins); the hint and the answer from the record.
+    """
+
+    enabled = Bool(True, help="rewrite the notebook into its feedback view").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources.setdefault("nbgrader", {})
+        notebook = str(info.get("notebook", ""))
+        record = _record_of(_course_root(resources), str(info.get("assignment", "")),
+                            str(info.get("student", "")))  # fmt: skip
+        entry = record.get("notebooks", {}).get(notebook, {})
+        status = entry.get("status", "graded")
+        stopped = status in ("timeout", "time_limit") or not record
+        fallback = _fallback_names(nb, notebook)
+        items, seen = [], set()
+        for cell in nb.cells:
+            if cell.cell_type == "code" and _is_test(cell):
+                grade_id = _meta(cell).get("grade_id", "")
+                items.append(self._item(cell, grade_id, entry, fallback) | {"placed": True})
+                seen.add(grade_id)
+                cell.metadata["decompkit_item"] = len(items) - 1
+                cell.source, cell.outputs = "", []
+                continue
+            cell.source = strip_hidden_tests(_text(cell.source))
+            if cell.cell_type == "code":
+                _clean_outputs(cell, stopped)
+        for grade_id in entry.get("items", {}):  # items of a notebook not rendered
+            if grade_id not in seen:
+                items.append(self._item(None, grade_id, entry, fallback) | {"placed": False})
+        nb.metadata.pop("widgets", None)
+        score = info.get("score", entry.get("score"))
+        max_score = info.get("max_score", entry.get("max_score"))
+        if score is None:
+            score = sum(i["score"] for i in items)
+            max_score = sum(i["max_score"] for i in items)
+        notice = NOTICES.get(status, "")
+        message = scrub_paths(str(entry.get("message") or "")).strip()
+        if notice and message:
+            message = f"What the grader saw: {message.rstrip('.')}."
+        for item in items:  # an item with nothing more to say has no panel of its own
+            item["anchored"] = item["placed"] or item["answer"] is not None or bool(item["hint"])
+        resources["feedback"] = {
+            "student": str(info.get("student", "")),
+            "notebook": notebook,
+            "items": items,
+            "score": float(score or 0.0),
+            "max_score": float(max_score or 0.0),
+            "late_penalty": float(info.get("late_penalty") or 0.0),
+            "notice": " ".join(part for part in (notice, message) if part),
+            "graded_at": str(record.get("graded_at") or ""),
+        }
+        return nb, resources
+
+    @staticmethod
+    def _item(cell, grade_id: str, entry: dict, fallback: dict) -> dict:
+        rec = entry.get("items", {}).get(grade_id, {})
+        label, item = fallback.get(grade_id, ("", grade_id.removesuffix("_value")))
+        label, item = rec.get("label") or label, rec.get("item") or item
+        max_score = float(rec.get("max_score", _meta(cell or {}).get("points", 0)) or 0)
+        score = _meta(cell).get("score") if cell is not None else None
+        score = float(rec.get("score", 0.0) if score is None else score)
+        if rec:
+            status, hint = rec.get("status", "off"), str(rec.get("message") or "")
+        elif cell is not None and max_score and score >= max_score:
+            status, hint = "ok", ""
+        elif cell is not None:
+            status, hint = _from_outputs(cell)
+        else:
+            status, hint = "not_run", ""
+        if status in ("ok", "close") and score < max_score and not rec:
+            status = "off"
+        by_hand = bool(rec) and abs(score - float(rec.get("score", score))) > 1e-9
+        answer = rec.get("answer")
+        return {
+            "anchor": grade_id,
+            "title": " ".join(part for part in (label, item) if part),
+            "score": score,
+            "max_score": max_score,
+            "status": status,
+            "verdict": VERDICTS.get(status, status),
+            "answer": None if answer is None else scrub_paths(str(answer)),
+            "hint": scrub_paths(hint) if status not in ("ok",) else "",
+            "by_hand": by_hand,
+        }
+
+
+@functools.lru_cache(maxsize=1)
+def mathjax_html() -> str:
+    """The MathJax configuration and the packaged MathJax, as inline ``<script>`` elements.
+
+    The script is gzip-compressed and base64-encoded (2.1 MB -> 0.9 MB per page) and
+    unpacked by the browser's ``DecompressionStream``; the TeX packages that would fetch
+    extensions on demand (``autoload``, ``require``) are switched off, so nothing is ever
+    loaded from elsewhere: an unknown macro shows in red instead.
+    """
+    packed = base64.b64encode(gzip.compress(MATHJAX.read_bytes(), 9, mtime=0)).decode("ascii")
+    config = {
+        "tex": {
+            "inlineMath": [["$", "$"], ["\\(", "\\)"]],
+            "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
+            "processEscapes": True,
+            "packages": {"[-]": ["autoload", "require"]},
+        },
+        "svg": {"fontCache": "global"},
+        "options": {"enableMenu": False},
+    }
+    return (
+        f"<script>window.MathJax = {json.dumps(config)};</script>\n"
+        '<script id="decompkit-mathjax" data-mathjax="3.2.2 tex-svg (packaged)">\n'
+        "(function () {\n"
+        f'  var packed = "{packed}";\n'
+        "  if (!window.DecompressionStream) { return; }\n"
+        "  var bytes = Uint8Array.from(atob(packed), function (c) { return c.charCodeAt(0); });\n"
+        "  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));\n"
+        "  new Response(stream).text().then(function (code) {\n"
+        "    var script = document.createElement('script');\n"
+        "    script.textContent = code;\n"
+        "    document.head.appendChild(script);\n"
+        "  });\n"
+        "})();\n"
+        "</script>"
+    )
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter with the course's feedback template and packaged MathJax.
+
+    The template and its folder are fixed here (nbgrader's own ``GenerateFeedback`` sets the
+    HTMLExporter's template to its own, which this page replaces); every script the page
+    needs is inline, and none is fetched from a CDN.
+    """
+
+    export_from_notebook = None
+
+    def __init__(self, config=None, **kwargs):
+        given = config if config is not None else getattr(kwargs.get("parent"), "config", None)
+        merged = Config()
+        merged.merge(given or Config())
+        own = merged.FeedbackExporter
+        own.setdefault("template_name", TEMPLATE_NAME)
+        own.setdefault("extra_template_basedirs", [str(TEMPLATES)])
+        own.setdefault("exclude_input_prompt", True)
+        own.setdefault("exclude_output_prompt", True)
+        super().__init__(config=merged, **kwargs)
+
+    def _init_resources(self, resources):
+        resources = super()._init_resources(resources)
+        resources["decompkit_mathjax"] = mathjax_html()
+        return resources
+
+
+def _config(root: Path):
+    from traitlets.config import Config, PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config.merge(Config(FEEDBACK_CONFIG))
+    return config
+
+
+def _notebook_stub(root: Path, assignment: str, student: str, notebook: str):
+    """What to render for a notebook nbgrader did not autograde: the submission as the
+    student left it when it can be read, else an empty notebook."""
+    import nbformat
+
+    path = root / "submitted" / student / assignment / f"{notebook}.ipynb"
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - missing or broken file: the notice says so
+        return nbformat.v4.new_notebook()
+
+
+def _pages_from_records(root: Path, assignment: str, students) -> list[Path]:
+    """A page for every recorded notebook that has no autograded notebook to render."""
+    exporter = FeedbackExporter(config=_config(root))
+    exporter.register_preprocessor(FeedbackView, enabled=True)
+    written = []
+    for student, record in load(root, assignment).items():
+        if students is not None and student not in students:
+            continue
+        for notebook in record.get("notebooks", {}):
+            if (root / "autograded" / student / assignment / f"{notebook}.ipynb").is_file():
+                continue
+            nb = _notebook_stub(root, assignment, student, notebook)
+            resources = {
+                "nbgrader": {
+                    "student": student,
+                    "assignment": assignment,
+                    "notebook": notebook,
+                    "db_url": f"sqlite:///{root / 'gradebook.db'}",
+                },  # fmt: skip
+                "unique_key": notebook,
+            }
+            page, _ = exporter.from_notebook_node(nb, resources=resources)
+            target = root / "feedback" / student / assignment / f"{notebook}.html"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(page, encoding="utf-8")
+            written.append(target)
+    return written
+
+
+def generate(root, assignment: str = "decomp", students=None) -> list[Path]:
+    """Write every feedback page of ``assignment``, replacing the old ones.
+
+    Parameters
+    ----------
+    root : path
+        The course folder (``nbgrader_config.py``, ``gradebook.db``, ``autograded/``,
+        ``records/``).
+    assignment : str
+        The assignment.
+    students : list of str, optional
+        Only these students (default: everyone autograded or recorded).
+
+    Returns
+    -------
+    list of Path
+        The pages written, ``feedback/<student>/<assignment>/<notebook>.html``.
+
+    Raises
+    ------
+    RuntimeError
+        When nbgrader's feedback step fails, with the end of its log.
+    """
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    root = Path(root).resolve()
+    config = _config(root)
+    graded = sorted(
+        p.parents[1].name for p in (root / "autograded").glob(f"*/{assignment}/*.ipynb")
+    )
+    chosen = sorted({s for s in graded if students is None or s in students})
+    for student in chosen if students is not None else ["*"] * bool(chosen):
+        coursedir = CourseDirectory(config=config)
+        coursedir.root = str(root)
+        coursedir.assignment_id = assignment
+        coursedir.student_id = student
+        result = capture_log(GenerateFeedback(coursedir=coursedir, config=config))
+        if not result["success"]:
+            log = f"{result.get('log', '')}\n{result.get('error', '')}"
+            raise RuntimeError(f"nbgrader generate_feedback failed:\n{log[-3000:]}")
+    written = sorted((root / "feedback").glob(f"*/{assignment}/*.html"))
+    written = [p for p in written if students is None or p.parts[-3] in students]
+    return sorted({*written, *_pages_from_records(root, assignment, students)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: regenerate the feedback pages; print where they are."""
+    parser = argparse.ArgumentParser(
+        prog="python -m decompkit.course feedback",
+        description="Write feedback/<student>/<assignment>/<notebook>.html for every "
+        "graded student, replacing older pages.",
+    )
+    parser.add_argument("assignment", nargs="?", default="decomp")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="course folder")
+    parser.add_argument("--student", action="append", help="only this student (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        pages = generate(args.root, args.assignment, args.student)
+    except (RuntimeError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    students = sorted({p.parts[-3] for p in pages})
+    print(f"wrote {len(pages)} feedback pages for {len(students)} students under feedback/")
+    return 0

@@ -1,0 +1,133 @@
+"""The class report on a class with planned mistakes, one copier and one lecture-numbers
+student, written as grading records (no notebook runs: the report never re-runs code)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+
+import pytest
+
+from decompkit.course import report
+from decompkit.course.__main__ import main as course_main
+from decompkit.course.records import load
+from decompkit.variants import params
+
+from .classroom import CHAIN, NUMERIC, chain_record, key_of, write_record
+
+
+def _planned(student: str, *items: str) -> tuple[dict, dict]:
+    """Answers with the planned mistakes ``items`` made on the student's own numbers."""
+    P = params("chain", student)
+    wrong = {
+        "chain_success_value": (P.p * P.n, "multiplied_p_by_n"),
+        "p_prime_value": (P.p + (1 - P.p) * P.d, "retry_always_right"),
+        "k_attempts_value": (1 - P.k * (1 - P.p), "k_times_the_miss"),
+    }
+    return {g: wrong[g][0] for g in items}, {g: wrong[g][1] for g in items}
+
+
+def _class(root):
+    plan = {
+        "s01": (),
+        "s02": ("chain_success_value",),
+        "s03": (),
+        "s04": ("chain_success_value", "p_prime_value"),
+        "s05": ("chain_success_value", "p_prime_value"),
+        "s06": ("k_attempts_value",),
+    }
+    for student, items in plan.items():
+        answers, mistakes = _planned(student, *items)
+        if student == "s05":
+            answers["effective_rate_value"] = None
+        write_record(root, chain_record(student, answers, mistakes=mistakes))
+    copied = key_of("s03")  # s07 typed in s03's numbers
+    write_record(root, chain_record("s07", {g: copied[g] for g in NUMERIC}))
+    lecture = key_of(None)  # s08 worked with the lecture's numbers
+    write_record(root, chain_record("s08", {g: lecture[g] for g in NUMERIC}))
+    write_record(
+        root,
+        chain_record("s09", {}, status="timeout", message="cell 8 ran past the 30 s limit",
+                     flags=("cell 12: reads the answer key (exercises.chain.key)",)),
+    )  # fmt: skip
+
+
+@pytest.fixture
+def graded(tmp_path):
+    _class(tmp_path)
+    return tmp_path
+
+
+def test_each_planned_mistake_is_counted_under_its_name(graded):
+    result = report.analyse(load(graded, "decomp"), "decomp")
+    items = result.items[CHAIN]
+    assert items["chain_success_value"]["mistakes"] == Counter({"multiplied_p_by_n": 3})
+    assert items["p_prime_value"]["mistakes"] == Counter({"retry_always_right": 2})
+    assert items["k_attempts_value"]["mistakes"] == Counter({"k_times_the_miss": 1})
+    assert items["half_life_value"]["mistakes"] == Counter()
+    assert items["effective_rate_value"]["unanswered"] == 1
+    assert items["chain_success_value"]["title"] == "A1 chain_success"
+    # s01, s03, s06 and the timed-out s09 (not run) are not right on A1: 3 planned + s07/s08
+    assert items["chain_success_value"]["right"] == 3
+
+
+def test_the_copier_is_flagged_with_the_right_classmate(graded):
+    result = report.analyse(load(graded, "decomp"), "decomp")
+    found = {(m.student, m.source) for m in result.matches}
+    assert found == {("s07", "s03"), ("s08", "lecture")}
+    copier = next(m for m in result.matches if m.student == "s07")
+    assert len(copier.items) == copier.wrong >= report.MIN_MATCHES
+    assert "the numbers of s03" in copier.describe()
+
+
+def test_the_page_is_self_contained_and_says_it_all(graded):
+    folder = report.write(graded, "decomp")
+    page = (folder / "report.html").read_text()
+    assert "the numbers of s03" in page and "the lecture&#x27;s numbers" in page
+    assert "multiplied_p_by_n</b> &times;3" in page
+    assert "<svg" in page and "src=" not in page and "<script" not in page
+    assert "timeout: cell 8 ran past the 30 s limit" in page
+    assert "integrity (flagged): cell 12: reads the answer key" in page
+    rows = list(csv.DictReader(open(folder / "items.csv", encoding="utf-8")))
+    a1 = next(r for r in rows if r["grade_id"] == "chain_success_value")
+    assert a1["mistakes"] == "multiplied_p_by_n x3" and a1["students"] == "9"
+    students = {
+        r["student"]: r for r in csv.DictReader(open(folder / "students.csv", encoding="utf-8"))
+    }
+    assert "the numbers of s03" in students["s07"]["matches"]
+    assert students["s01"]["matches"] == "" and students["s03"]["matches"] == ""
+
+
+def test_a_rerun_after_a_regrade_shows_who_changed(graded):
+    report.write(graded, "decomp")
+    page = (report.write(graded, "decomp") / "report.html").read_text()
+    assert "No score changed since the report of" in page
+    regraded = chain_record("s02", {})  # s02's A1 regraded: now right
+    write_record(graded, regraded)
+    folder = report.write(graded, "decomp")
+    page = (folder / "report.html").read_text()
+    assert "<td>s02</td><td>01-chain-reliability</td><td>A1 chain_success</td>" in page
+    result = report.analyse(
+        load(graded, "decomp"), "decomp", json.loads((folder / "previous.json").read_text())
+    )
+    assert sorted(result.changes) == [
+        ("s02", CHAIN, "A1 chain_success", 0.0, 1.0),
+        ("s02", CHAIN, "total", 11.0, 12.0),
+    ]
+    # another run with no new grade still shows the last change
+    assert "A1 chain_success" in (report.write(graded, "decomp") / "report.html").read_text()
+
+
+def test_the_command_needs_records(tmp_path, capsys):
+    assert course_main(["report", "--root", str(tmp_path)]) == 1
+    assert "no grading records of 'decomp'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("0.5", 0.5), ("np.float64(0.5)", 0.5), ("3", 3.0), ("True", None), ("'0.5'", None),
+     ("{0.5}", None), (None, None), ("nan", None), ("1e999", float("inf"))],
+)  # fmt: skip
+def test_number_reads_only_one_real(text, value):
+    assert report.number(text) == value
