@@ -12,21 +12,23 @@ import os
 import tempfile
 from pathlib import Path
 
-from decompkit.checks import CheckFailed
+from decompkit.exercises.checks import CheckFailed
 from decompkit.course.key import GRADE_CELLS
 from decompkit.exercises import chain
 from decompkit.grading import close
-from decompkit.variants import params
+from decompkit.exercises.params import params
 
 CHAIN = "01-chain-reliability"
 #: The graded items of the chain notebook with a number for an answer, in notebook order.
-NUMERIC = [g for g, item in GRADE_CELLS["chain"].items() if item != "other_check_helps"]
 LABELS = {
     "chain_success": "A1", "effective_rate": "A2", "half_life": "A3", "p_prime": "B1",
     "k_attempts": "B2", "undetected_floor": "B3", "retry_limit": "B4",
     "expected_attempts": "B4", "p_prime_fallible": "B5", "other_check_helps": "B6",
     "per_step": "C1", "per_graph": "C1",
 }  # fmt: skip
+#: The graded cells these records cover (the two classification tables of part D are left out).
+CELLS = {g: item for g, item in GRADE_CELLS["chain"].items() if item in LABELS}
+NUMERIC = [g for g, item in CELLS.items() if item != "other_check_helps"]
 
 
 def write_record(root: Path, record: dict) -> Path:
@@ -57,7 +59,7 @@ def chain_items(student: str, answers: dict, mistakes: dict | None = None) -> di
     P = params("chain", student)
     key = chain.key(P)
     items = {}
-    for grade_id, item in GRADE_CELLS["chain"].items():
+    for grade_id, item in CELLS.items():
         answer = answers.get(grade_id, key[item])
         if answer is None:
             status, message = "unanswered", "not answered yet"
@@ -104,4 +106,4 @@ def chain_record(student: str, answers: dict, *, mistakes=None, status="graded",
 def key_of(student: str | None) -> dict:
     """``{grade_id: right answer}`` of the chain notebook for ``student`` (None: lecture)."""
     key = chain.key(params("chain", student))
-    return {grade_id: key[item] for grade_id, item in GRADE_CELLS["chain"].items()}
+    return {grade_id: key[item] for grade_id, item in CELLS.items()}

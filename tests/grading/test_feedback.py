@@ -18,7 +18,7 @@ import pytest
 
 from decompkit.course import feedback
 from decompkit.course.grade import autograde
-from decompkit.variants import params
+from decompkit.exercises.params import params
 
 from .classroom import CHAIN, chain_record, write_record
 from .conftest import write_submissions

@@ -12,7 +12,7 @@ import pytest
 from decompkit.course import report
 from decompkit.course.__main__ import main as course_main
 from decompkit.course.records import load
-from decompkit.variants import params
+from decompkit.exercises.params import params
 
 from .classroom import CHAIN, NUMERIC, chain_record, key_of, write_record
 
