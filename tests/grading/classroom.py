@@ -12,11 +12,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from decompkit.exercises.checks import CheckFailed
 from decompkit.course.key import GRADE_CELLS
 from decompkit.exercises import chain
-from decompkit.grading import close
+from decompkit.exercises.checks import CheckFailed
 from decompkit.exercises.params import params
+from decompkit.grading import close
 
 CHAIN = "01-chain-reliability"
 #: The graded items of the chain notebook with a number for an answer, in notebook order.

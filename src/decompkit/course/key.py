@@ -157,4 +157,3 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
-
