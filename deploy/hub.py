@@ -261,9 +261,7 @@ class HubLayout:
     role folders, readable by all). The exchange may live elsewhere.
     """
 
-    def __init__(
-        self, root: Path, *, exchange: Path | None, instructor: str, students: list[str]
-    ):
+    def __init__(self, root: Path, *, exchange: Path | None, instructor: str, students: list[str]):
         self.root = Path(root)
         self.exchange = Path(exchange) if exchange is not None else None
         self.instructor = instructor

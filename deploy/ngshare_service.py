@@ -105,10 +105,7 @@ def exchange_config(url: str) -> str:
     ``url`` is the service as the servers reach it, e.g. through the hub's proxy
     (``http://proxy-public/services/ngshare`` on Zero to JupyterHub).
     """
-    return (
-        "from ngshare_exchange import configureExchange\n"
-        f"configureExchange(c, {url!r})\n"
-    )
+    return f"from ngshare_exchange import configureExchange\nconfigureExchange(c, {url!r})\n"
 
 
 def start_service(

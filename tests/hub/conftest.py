@@ -157,8 +157,16 @@ def pod_hub():
     hub_process = service_process = None
     try:
         subprocess.run(
-            ["useradd", "--no-create-home", "--home-dir", str(pods / "home"), "--user-group",
-             "--shell", "/bin/bash", pod_user],
+            [
+                "useradd",
+                "--no-create-home",
+                "--home-dir",
+                str(pods / "home"),
+                "--user-group",
+                "--shell",
+                "/bin/bash",
+                pod_user,
+            ],
             check=True,
         )
         entry = pwd.getpwnam(pod_user)
