@@ -115,7 +115,7 @@ class PodHub:
         self.client = client
         self.pods = pods
         self.pod_user = pod_user
-        self.service_url = service_url  # ngshare as the servers reach it (through the proxy)
+        self.service_url = service_url  # ngshare as the servers reach it (directly, as pods reach its Service)
         self.logs = logs
 
     def disk(self, user: str) -> Path:
@@ -198,7 +198,7 @@ def pod_hub():
             admins=[instructor],
             log=service_log,
         )
-        service_url = f"{layout.url}/services/ngshare"
+        service_url = f"http://127.0.0.1:{service_port}/services/ngshare"
         hub_process = deploy.start_hub(
             layout,
             course=pods / "home" / "course",
