@@ -13,14 +13,21 @@ packages, both applied here:
   accepts; it is installed without its dependencies (it needs only ``rapidfuzz`` beyond
   nbgrader's own), which works with nbgrader 0.9.6.
 
-Used by the end-to-end test in tests/hub/ (with deploy/hub.py); only the standard library.
+Used by the end-to-end test in tests/hub/ (with deploy/hub.py) and deploy/measure.py; only
+the standard library. As a command, it writes the two roles' Jupyter configurations for a
+single-user image (docs/deploy.md):
+
+    python3 deploy/ngshare_service.py role-configs FOLDER --course PATH --url URL
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 __all__ = [
@@ -163,3 +170,34 @@ def start_service(
         stderr=subprocess.STDOUT if log is not None else None,
         start_new_session=True,
     )
+
+
+def _hub_module():
+    path = Path(__file__).resolve().parent / "hub.py"
+    spec = importlib.util.spec_from_file_location("decompkit_deploy_hub", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="the ngshare exchange for the course")
+    sub = parser.add_subparsers(dest="command", required=True)
+    roles = sub.add_parser(
+        "role-configs",
+        help="write FOLDER/student and FOLDER/instructor, the roles' Jupyter configurations",
+    )
+    roles.add_argument("folder", type=Path)
+    roles.add_argument("--course", type=Path, required=True, help="the course folder in a pod")
+    roles.add_argument("--url", required=True, help="ngshare as pods reach it")
+    args = parser.parse_args(argv)
+    folders = _hub_module().write_role_configs(
+        args.folder, None, args.course, exchange_lines=exchange_config(args.url)
+    )
+    for role, folder in folders.items():
+        print(f"{role}: {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
