@@ -115,7 +115,9 @@ class PodHub:
         self.client = client
         self.pods = pods
         self.pod_user = pod_user
-        self.service_url = service_url  # ngshare as the servers reach it (directly, as pods reach its Service)
+        self.service_url = (
+            service_url  # ngshare as the servers reach it (directly, as pods reach its Service)
+        )
         self.logs = logs
 
     def disk(self, user: str) -> Path:
