@@ -66,6 +66,16 @@ class PodSpawner(LocalProcessSpawner):
         )
         return env
 
+    async def _signal(self, sig):
+        # unshare ignores SIGINT and SIGTERM while its child runs: signal the whole process
+        # group (unshare and the server; kernels have sessions of their own and end with
+        # the PID namespace), so that stopping a server is as graceful as without a pod.
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
     async def start(self):
         # The pod's persistent volume: created once, owned by the pods' uid, private.
         os.makedirs(self._disk, mode=0o700, exist_ok=True)
