@@ -205,14 +205,18 @@ def make_course(instructor: str, repo: Path = REPO) -> Path:
     return course
 
 
-def write_role_configs(config_root: Path, exchange: Path, course: Path) -> dict[str, Path]:
+def write_role_configs(
+    config_root: Path, exchange: Path | None, course: Path, *, exchange_lines: str | None = None
+) -> dict[str, Path]:
     """Jupyter configuration folders for the two roles (put on JUPYTER_CONFIG_PATH by the hub).
 
     Students see the assignment list only; the instructor also gets the formgrader, whose
-    course is ``course`` (the course's own nbgrader_config.py is loaded first).
+    course is ``course`` (the course's own nbgrader_config.py is loaded first). nbgrader
+    uses the filesystem exchange at ``exchange``, or whatever ``exchange_lines`` (lines of
+    an nbgrader_config.py) configure instead.
     """
     folders = {}
-    exchange_line = f"c.Exchange.root = {str(exchange)!r}\n"
+    exchange_line = exchange_lines or f"c.Exchange.root = {str(exchange)!r}\n"
     for role in ("student", "instructor"):
         folder = config_root / role
         (folder / "labconfig").mkdir(parents=True, exist_ok=True)
@@ -257,9 +261,9 @@ class HubLayout:
     role folders, readable by all). The exchange may live elsewhere.
     """
 
-    def __init__(self, root: Path, *, exchange: Path, instructor: str, students: list[str]):
+    def __init__(self, root: Path, *, exchange: Path | None, instructor: str, students: list[str]):
         self.root = Path(root)
-        self.exchange = Path(exchange)
+        self.exchange = Path(exchange) if exchange is not None else None
         self.instructor = instructor
         self.students = list(students)
         self.port = free_port()
@@ -294,21 +298,33 @@ class HubLayout:
         return env
 
 
-def start_hub(layout: HubLayout, *, course: Path, log=None) -> subprocess.Popen:
+def start_hub(
+    layout: HubLayout,
+    *,
+    course: Path,
+    log=None,
+    config: Path = CONFIG,
+    extra_env: dict[str, str] | None = None,
+    exchange_lines: str | None = None,
+) -> subprocess.Popen:
     """Install what is missing, write the role configurations and start the hub.
 
     Returns the hub process once its REST API answers (the proxy is its child). ``log`` is
-    a file object for the hub's output (default: inherit this process's).
+    a file object for the hub's output (default: inherit this process's). ``config`` is the
+    hub's configuration file, ``extra_env`` more DECOMPKIT_HUB_* settings it reads, and
+    ``exchange_lines`` replace the filesystem exchange in the role configurations.
     """
     bindir = ensure_environment()
     proxy = ensure_proxy()
     (layout.root / "secret").mkdir(parents=True, exist_ok=True)
     os.chmod(layout.root, 0o755)
     os.chmod(layout.root / "secret", 0o700)
-    write_role_configs(layout.root / "config", layout.exchange, course)
-    env = layout.environ(bindir, proxy, course)
+    write_role_configs(
+        layout.root / "config", layout.exchange, course, exchange_lines=exchange_lines
+    )
+    env = {**layout.environ(bindir, proxy, course), **(extra_env or {})}
     hub = subprocess.Popen(
-        [str(bindir / "jupyterhub"), "-f", str(CONFIG)],
+        [str(bindir / "jupyterhub"), "-f", str(config)],
         cwd=layout.root / "secret",
         env=env,
         stdout=log,

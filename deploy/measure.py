@@ -13,12 +13,23 @@ Starts the course's hub (deploy/hub.py) on a free localhost port with one throwa
    resident memory (RSS) of the server alone, of the kernel, and of all the student's
    processes together, read from /proc.
 
+    sudo python3 deploy/measure.py --exchange 60
+
+measures the ngshare exchange service instead (deploy/ngshare_service.py): starts ngshare
+and a hub that registers it, enrols that many students (hub users with tokens, no
+servers), releases the six notebooks of notebooks/decomp/, and times the class fetching
+them all at once, submitting all at once (each the six notebooks), and the instructor
+collecting every submission one by one as ngshare-exchange does, then prints the
+service's resident memory and what it stored on disk.
+
 Figures are for sizing (docs/deploy.md); they vary with the machine and the libraries.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import concurrent.futures
 import importlib.util
 import json
 import os
@@ -29,6 +40,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 DEPLOY = Path(__file__).resolve().parent
@@ -66,10 +80,181 @@ def _solution_code(notebook: str) -> str:
     )
 
 
+def _call(url: str, token: str, method: str = "GET", data: dict | None = None) -> dict:
+    """One ngshare request; returns its JSON answer (raises on an HTTP error or a failure)."""
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(
+        url, data=body, method=method, headers={"Authorization": f"token {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        reply = json.loads(answer.read())
+    if not reply.get("success"):
+        raise RuntimeError(f"{method} {url}: {reply}")
+    return reply
+
+
+def _timed_all(jobs, workers: int) -> tuple[float, list[float]]:
+    """Run every job (a callable) on ``workers`` threads; wall time and each job's time."""
+
+    def timed(job):
+        began = time.monotonic()
+        job()
+        return time.monotonic() - began
+
+    began = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        each = list(pool.map(timed, jobs))
+    return time.monotonic() - began, each
+
+
+def _spread(each: list[float]) -> str:
+    ordered = sorted(each)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"median {statistics.median(ordered):.2f} s, 95th percentile {p95:.2f} s"
+
+
+def measure_exchange(students: int) -> int:
+    """Time the ngshare service under a class fetching, submitting and being collected."""
+    hub_module, ngshare = _load("hub"), _load("ngshare_service")
+    bindir = hub_module.ensure_environment()
+    service_python = ngshare.ensure_service_environment(
+        hub_module.PREFIX, hub_module._base_python()
+    )
+    suffix = secrets.token_hex(3)
+    instructor = f"dkmi{suffix}"
+    names = [f"dkms{suffix}{i:03d}" for i in range(students)]
+    temp = Path(tempfile.mkdtemp(prefix="decompkit-measure-"))
+    os.chmod(temp, 0o755)
+    hub = service = None
+    try:
+        layout = hub_module.HubLayout(
+            temp / "hub", exchange=None, instructor=instructor, students=names
+        )
+        port = hub_module.free_port()
+        token = secrets.token_hex(32)
+        with open(temp / "ngshare.log", "w") as service_log, open(temp / "hub.log", "w") as log:
+            service = ngshare.start_service(
+                service_python,
+                state=temp / "ngshare",
+                port=port,
+                hub_api_url=f"http://127.0.0.1:{layout.hub_port}/hub/api",
+                token=token,
+                admins=[instructor],
+                log=service_log,
+            )
+            (temp / "pods" / "disks").mkdir(parents=True)
+            hub = hub_module.start_hub(
+                layout,
+                course=temp / "course",
+                log=log,
+                config=DEPLOY / "jupyterhub_pods_config.py",
+                extra_env={
+                    "DECOMPKIT_HUB_PODS": str(temp / "pods"),
+                    "DECOMPKIT_HUB_POD_UID": "65534",
+                    "DECOMPKIT_HUB_POD_GID": "65534",
+                    "DECOMPKIT_HUB_POD_USER": "nobody",
+                    "DECOMPKIT_HUB_NGSHARE_URL": f"http://127.0.0.1:{port}",
+                    "DECOMPKIT_HUB_NGSHARE_TOKEN": token,
+                    "DECOMPKIT_HUB_EXCHANGE_CLIENT": str(temp),
+                },
+                exchange_lines="\n",
+            )
+            client = _load("hub_client").HubClient(hub_module, layout, temp / "course", bindir)
+            tokens = {user: client.log_in(user) for user in [instructor, *names]}
+            api = f"http://127.0.0.1:{port}/services/ngshare"
+            course = f"{hub_module.COURSE_ID}/{hub_module.COURSE_ID}"
+            _call(
+                f"{api}/course/{hub_module.COURSE_ID}",
+                tokens[instructor],
+                "POST",
+                {"instructors": json.dumps([instructor])},
+            )
+            roster = [
+                {"username": n, "first_name": "S", "last_name": n, "email": f"{n}@example.edu"}
+                for n in names
+            ]
+            _call(
+                f"{api}/students/{hub_module.COURSE_ID}",
+                tokens[instructor],
+                "POST",
+                {"students": json.dumps(roster)},
+            )
+            released = sorted((DEPLOY.parent / "notebooks" / "decomp").glob("*.ipynb"))
+            files = json.dumps(
+                [
+                    {"path": p.name, "content": base64.b64encode(p.read_bytes()).decode()}
+                    for p in released
+                ]
+            )
+            size = sum(p.stat().st_size for p in released) / 1024
+            _call(f"{api}/assignment/{course}", tokens[instructor], "POST", {"files": files})
+            print(f"released {len(released)} notebooks, {size:.0f} KiB, to {students} students")
+            workers = min(students, 32)
+            wall, each = _timed_all(
+                [lambda n=n: _call(f"{api}/assignment/{course}", tokens[n]) for n in names],
+                workers,
+            )
+            print(
+                f"fetch, all at once ({workers} at a time): {wall:.1f} s for the class; "
+                f"per student {_spread(each)}"
+            )
+            wall, each = _timed_all(
+                [
+                    lambda n=n: _call(
+                        f"{api}/submission/{course}", tokens[n], "POST", {"files": files}
+                    )
+                    for n in names
+                ],
+                workers,
+            )
+            print(
+                f"submit, all at once ({workers} at a time): {wall:.1f} s for the class; "
+                f"per student {_spread(each)}"
+            )
+            began = time.monotonic()
+            listed = _call(f"{api}/submissions/{course}", tokens[instructor])["submissions"]
+            for entry in listed:
+                _call(f"{api}/submission/{course}/{entry['student_id']}", tokens[instructor])
+            wall = time.monotonic() - began
+            print(
+                f"collect {len(listed)} submissions one by one: {wall:.1f} s "
+                f"({wall / len(listed):.2f} s each)"
+            )
+            rss = subprocess.run(
+                ["ps", "-o", "rss=", "-p", str(service.pid)], capture_output=True, text=True
+            ).stdout.strip()
+            stored = subprocess.run(
+                ["du", "-sk", str(temp / "ngshare")], capture_output=True, text=True
+            ).stdout.split()[0]
+            print(
+                f"ngshare RSS after all this: {int(rss) / 1024:.0f} MiB; "
+                f"stored: {int(stored) / 1024:.1f} MiB"
+            )
+    finally:
+        for process in (hub, service):
+            if process is not None:
+                hub_module.stop_hub(process)
+        shutil.rmtree(temp, ignore_errors=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--starts", type=int, default=3, help="server starts to time")
+    parser.add_argument(
+        "--exchange", type=int, metavar="STUDENTS", help="measure the ngshare service instead"
+    )
     args = parser.parse_args(argv)
+    if args.exchange is not None:
+        if os.geteuid() != 0:
+            print(
+                "measure.py --exchange needs root: it runs ngshare as another uid", file=sys.stderr
+            )
+            return 1
+        if not 1 <= args.exchange <= 1000:
+            print(f"--exchange must be in [1, 1000], got {args.exchange}", file=sys.stderr)
+            return 2
+        return measure_exchange(args.exchange)
     if os.geteuid() != 0 or not shutil.which("useradd"):
         print("measure.py needs root and useradd: it creates a Unix user", file=sys.stderr)
         return 1
