@@ -92,7 +92,7 @@ c.Spawner.mem_limit = "1G"
 def _role_config(spawner):
     """Instructor and students get different Jupyter configs: the formgrader for the one,
     the assignment list only for the others. The hub itself sets JUPYTERHUB_USER, which
-    decompkit.variants reads to pick each student's numbers."""
+    decompkit.exercises.params reads to pick each student's numbers."""
     role = "instructor" if spawner.user.name == INSTRUCTOR else "student"
     config_path = os.path.join(CONFIGS, role)
     spawner.environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": config_path}
