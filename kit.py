@@ -172,7 +172,7 @@ class StepFailed(Exception):
         return str(self)
 
 
-def run_step(command, progress: Progress, parse, *, env=None, tail_lines: int = 60) -> None:
+def run_step(command, progress: Progress, parse, *, env=None, poll: float = 0.5) -> None:
     """Run ``command`` with its output read line by line and turned into step lines.
 
     ``parse(line, progress)`` starts, notes and finishes steps; between lines the running
@@ -198,11 +198,11 @@ def run_step(command, progress: Progress, parse, *, env=None, tail_lines: int = 
         lines.put(None)
 
     threading.Thread(target=read, daemon=True).start()
-    tail: collections.deque = collections.deque(maxlen=tail_lines)
+    tail: collections.deque = collections.deque(maxlen=60)
     try:
         while True:
             try:
-                line = lines.get(timeout=0.5)
+                line = lines.get(timeout=poll)
             except queue.Empty:
                 progress.tick()
                 continue
@@ -277,6 +277,10 @@ class PipOutput:
     """Turns ``pip install`` output into steps: resolving and downloading, building,
     installing (pip resolves and downloads at once, then installs everything in one go)."""
 
+    FOUND = re.compile(
+        r"^(?:Collecting|Obtaining|Processing|Requirement already satisfied:) (?P<what>\S+)"
+    )
+
     def __init__(self, *, first: str = "resolving and downloading"):
         self.first = first
         self.seen = 0
@@ -286,11 +290,10 @@ class PipOutput:
         text = line.strip()
         if progress.title is None and not text.startswith("Successfully"):
             progress.start(self.first)
-        if text.startswith(("Collecting ", "Requirement already satisfied: ", "Obtaining ")):
+        if match := self.FOUND.match(text):
             self.seen += 1
-            self.last = re.split(r"[\s<>=!~;\[(]", text.split(" ", 1)[1].strip(), maxsplit=1)[0]
-            if text.startswith("Requirement already satisfied: "):
-                self.last = text.split(": ", 1)[1].split()[0]
+            what = match["what"].rstrip("/").rsplit("/", 1)[-1]  # a path or file URL: its name
+            self.last = re.split(r"[<>=!~;\[(]|-\d", what, maxsplit=1)[0]
             progress.note(f"{_plural(self.seen, 'package')} so far, last {self.last}")
         elif text.startswith("Downloading "):
             size = re.search(r"\(([^)]+)\)\s*$", text)
@@ -298,9 +301,7 @@ class PipOutput:
                 f"{_plural(self.seen, 'package')} so far, downloading {self.last}"
                 + (f" ({size[1]})" if size else "")
             )
-        elif text.startswith("Building wheels for collected packages") or text.startswith(
-            "Building editable for"
-        ):
+        elif text.startswith(("Building wheels for collected packages", "Building editable for")):
             if progress.title == self.first:
                 progress.finish(_plural(self.seen, "package"))
                 progress.start("building the kit's editable install")
@@ -511,7 +512,8 @@ def _target(extras) -> str:
 
 
 def _extra_requirements(extras) -> list[str]:
-    """The requirements that only ``extras`` add, read from the installed kit's metadata."""
+    """The requirements that only ``extras`` add, read from the installed kit's metadata
+    (with pip's copy of ``packaging`` when the environment has none of its own)."""
     script = (
         "import importlib.metadata as m, sys\n"
         "try:\n    from packaging.requirements import Requirement\n"
@@ -556,10 +558,20 @@ def _ignore(line: str, progress: Progress) -> None:
 
 
 def _install(installer: str, uv, action: str, extras, progress: Progress) -> None:
-    what = _extra_requirements(extras) if action == "add" else ["-e", _target(extras)]
-    if not what:
-        return
+    """Install the kit with ``extras``, or (``action == "add"``) only what those extras add.
+
+    Adding an extra leaves the kit's own editable install alone: uv reads the extra's
+    requirements from pyproject.toml, pip gets them from the installed kit's metadata.
+    """
     if installer == "uv":
+        if action == "add":
+            what = [
+                "-r",
+                ROOT / "pyproject.toml",
+                *(f"--extra={extra}" for extra in sorted(extras)),
+            ]
+        else:
+            what = ["-e", _target(extras)]
         progress.start("resolving the dependencies")
         run_step(
             [uv[0], "pip", "install", "--python", PYTHON, *what],
@@ -574,8 +586,10 @@ def _install(installer: str, uv, action: str, extras, progress: Progress) -> Non
                 [PYTHON, "-m", "ensurepip", "--default-pip"], progress, _ignore, env=_pip_env()
             )
             progress.finish()
-        progress.start("resolving and downloading")
-        run_step([PYTHON, "-m", "pip", "install", *what], progress, PipOutput(), env=_pip_env())
+        what = _extra_requirements(extras) if action == "add" else ["-e", _target(extras)]
+        if what:
+            progress.start("resolving and downloading")
+            run_step([PYTHON, "-m", "pip", "install", *what], progress, PipOutput(), env=_pip_env())
     progress.finish()
 
 
@@ -722,32 +736,37 @@ def write_role_config(instructor: bool, folder: Path | None = None) -> Path:
 
 
 def lab_command(args: list[str], *, instructor: bool) -> tuple[list[str], dict[str, str]]:
-    """The JupyterLab command line and environment for one launch (see :func:`lab`)."""
+    """The JupyterLab command line and environment for one launch (see :func:`lab`).
+
+    Students are served notebooks/; instructors the course root, since nbgrader's
+    formgrader works only on a course inside the server's root folder.
+    """
     env = _environ()
     folder = write_role_config(instructor)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
         filter(None, [str(folder), env.get("JUPYTER_CONFIG_PATH", "")])
     )
-    command = [str(PYTHON), "-m", "jupyterlab", f"--ServerApp.root_dir={ROOT / 'notebooks'}"]
+    root = ROOT if instructor else ROOT / "notebooks"
+    command = [str(PYTHON), "-m", "jupyterlab", f"--ServerApp.root_dir={root}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # containers, Binder-like images and CI run as root
     return [*command, *args], env
 
 
 def lab(args: list[str]) -> int:
-    """Serve notebooks/ in JupyterLab. Notebooks are only opened here, never written.
+    """Serve JupyterLab: notebooks/ for students, the course root with ``--instructor``.
 
-    Students get JupyterLab without nbgrader's menu, panels and formgrader;
-    ``--instructor`` brings them back for this launch.
+    Students get JupyterLab without nbgrader's menu, panels, formgrader and Validate
+    button; ``--instructor`` switches them on for that launch. Opening notebooks only reads
+    them: nothing here regenerates or overwrites one.
     """
     instructor = "--instructor" in args
     args = [arg for arg in args if arg != "--instructor"]
     command, env = lab_command(args, instructor=instructor)
-    role = (
-        "instructor view: with nbgrader's formgrader"
-        if instructor
-        else ("student view; `python3 kit.py lab --instructor` adds nbgrader's instructor tools")
-    )
+    if instructor:
+        role = "instructor view: the course root, with nbgrader's formgrader and menus"
+    else:
+        role = "student view; `python3 kit.py lab --instructor` has nbgrader's instructor tools"
     _say(f"starting JupyterLab ({role})")
     _report_when_ready(os.getpid(), time.monotonic(), env)
     return _replace_process(command, env)
@@ -881,16 +900,24 @@ COMMANDS = {
 EXTRAS = {"test": frozenset({DEV})}
 
 
-def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in COMMANDS:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
+def set_up(extras=frozenset()) -> int:
+    """:func:`ensure_environment`, with Ctrl-C turned into one line and exit status 130."""
     try:
-        ensure_environment(EXTRAS.get(argv[0], frozenset()))
+        ensure_environment(extras)
     except KeyboardInterrupt:
         print(flush=True)
         _say(f"interrupted: {VENV.name} is incomplete; the next run sets it up again")
         return 130
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    status = set_up(EXTRAS.get(argv[0], frozenset()))
+    if status:
+        return status
     return COMMANDS[argv[0]](argv[1:])
 
 

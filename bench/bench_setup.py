@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_FIRST = 30.0
 TARGET_SECOND = 5.0
-STEP = re.compile(r"^\[kit\] (?!\.\.\. still)(?P<step>[^:(]+?)(?::.*)? \((?P<seconds>\d+\.\d) s\)$")
+STEP = re.compile(r"^\[kit\] (?!\.\.\. still)(?P<step>.+) \((?P<seconds>\d+\.\d) s\)$")
 
 
 def base_python() -> str:
@@ -179,7 +179,7 @@ class Start:
         steps, lab_started = [], None
         for at, line in self.lines:
             if match := STEP.match(line):
-                steps.append((match["step"].strip(), float(match["seconds"])))
+                steps.append((match["step"].split(": ")[0], float(match["seconds"])))
             elif line.startswith("[kit] starting JupyterLab"):
                 lab_started = at
         if lab_started is not None:
