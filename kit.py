@@ -104,6 +104,8 @@ class Progress:
 
     def _write(self, text: str, *, final: bool) -> None:
         if self.live:
+            if not final:  # a redrawn line must not wrap, or the carriage return misses it
+                text = text[: max(20, shutil.get_terminal_size().columns - 1)]
             pad = max(0, self._width - len(text))
             self.stream.write("\r" + text + " " * pad + ("\n" if final else ""))
             self._width = 0 if final else len(text)
@@ -316,9 +318,12 @@ class PipOutput:
 def _uv_env() -> dict[str, str]:
     env = _plain_environ()
     env["NO_COLOR"] = "1"
-    # pip's index setting is the usual way a campus mirror is configured; uv reads its own.
+    # pip's settings are the usual way a campus mirror or proxy is configured; uv reads its
+    # own, so the two that matter are passed on when uv has none.
     if env.get("PIP_INDEX_URL") and not (env.get("UV_INDEX_URL") or env.get("UV_DEFAULT_INDEX")):
         env["UV_DEFAULT_INDEX"] = env["PIP_INDEX_URL"]
+    if env.get("PIP_CERT") and not env.get("SSL_CERT_FILE"):  # a campus proxy's certificate
+        env["SSL_CERT_FILE"] = env["PIP_CERT"]
     return env
 
 
@@ -815,11 +820,15 @@ def _report_when_ready(pid: int, started: float, env: dict[str, str]) -> None:
             os._exit(0)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for JupyterLab
         info = _runtime_dir(env) / f"jpserver-{pid}.json"
+        said = started
         while time.monotonic() - started < 120:
             try:
                 os.kill(pid, 0)
             except OSError:
                 break
+            if time.monotonic() - said >= HEARTBEAT:  # its own log starts after its imports
+                said = time.monotonic()
+                _say(f"... still starting JupyterLab, {said - started:.0f} s")
             if _answers(info):
                 _say(
                     f"JupyterLab answered after {time.monotonic() - started:.1f} s "
