@@ -655,6 +655,18 @@ def test_lab_configuration_keeps_the_users_jupyter_config_path(monkeypatch):
     assert ("--allow-root" in command) == (os.geteuid() == 0)
 
 
+def test_the_server_keeps_its_bytecode_even_where_python_is_told_not_to(monkeypatch):
+    """uv compiles nothing at install; with PYTHONDONTWRITEBYTECODE every start would
+    compile the server from source again. The variable stays for its kernels."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    command, _ = kit.lab_command([], instructor=False)
+    assert command[1:3] == ["-m", "jupyterlab"]
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    command, env = kit.lab_command([], instructor=False)
+    assert command[1] == "-c" and "sys.dont_write_bytecode = False" in command[2]
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
 @pytest.mark.parametrize(
     "env",
     [
