@@ -20,8 +20,10 @@ script waits for it (and anything left in its process group) to end before the n
 The second start runs the same command in the same clone, with the environment in place.
 
 The kit's own progress lines give the breakdown (fetching uv, creating .venv, resolving,
-downloading, installing, JupyterLab). The figures depend on the network and on the load:
-the load average is printed before and after each round.
+downloading, installing, JupyterLab). The wall times depend on the network and on the load:
+the load average is printed before and after each round, and so is the CPU time of each
+start (kit.py and every process it ran, up to the server's exit), which other jobs on the
+machine do not inflate much.
 
 ``--quick`` keeps the user's uv cache and sets UV_OFFLINE=1, and hands the clone the uv
 that this checkout uses (DECOMPKIT_UV, PATH, or the one kit.py fetched into .venv-tools/),
@@ -35,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import secrets
 import shutil
 import signal
@@ -115,6 +118,7 @@ class Start:
         ]
         self.lines: list[tuple[float, str]] = []
         self.log = log
+        self.cpu_before = _children_cpu()
         self.started = time.monotonic()
         self._stderr = log.open("w")
         self.process = subprocess.Popen(
@@ -169,6 +173,7 @@ class Start:
             pass
         self.reader.join(timeout=5)
         self._stderr.close()
+        self.cpu = _children_cpu() - self.cpu_before  # everything it ran, now that it ended
         with socket.socket() as probe:  # nothing listens on the port any more
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(("127.0.0.1", self.port))
@@ -185,6 +190,11 @@ class Start:
         if lab_started is not None:
             steps.append(("JupyterLab until /api/status", answered - lab_started))
         return steps
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def environment(scratch: Path, *, quick: bool, uv: str | None, pip_only: bool) -> dict:
@@ -233,6 +243,7 @@ def one_round(
             "second_steps": second.steps(second_time),
             "stops": (first_stop, second_stop),
             "load": (load_before, load()),
+            "cpu": (first.cpu, second.cpu),
         }
         report(result)
         return result
@@ -252,6 +263,10 @@ def report(result: dict) -> None:
     print(
         f"  first / second {result['first'] / result['second']:.1f}x;"
         f" servers stopped in {result['stops'][0]:.1f} s and {result['stops'][1]:.1f} s"
+    )
+    print(
+        f"  CPU time (kit.py and all it ran, until stopped): first {result['cpu'][0]:.1f} s,"
+        f" second {result['cpu'][1]:.1f} s"
     )
     print(f"  load average before {result['load'][0]}, after {result['load'][1]}", flush=True)
 
