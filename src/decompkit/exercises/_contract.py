@@ -9,7 +9,8 @@ gives the exercise, the variables the student fills, its graded cell and what ki
 it is), and :meth:`Exercise.diagnose` judges one answer into a :class:`Diagnosis`: the status,
 a one-line hint that never holds the answer, the id of the named mistake, and whether the
 answer is the one the lecture's numbers give instead of the student's own. The visible check
-in the notebook, ``kit.py check`` and the grader's record all print from that one diagnosis.
+in the notebook (:func:`decompkit.exercises._page.report`), ``kit.py check`` and the grader's
+record all print from that one diagnosis.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["Exercise", "Item", "Diagnosis", "STATUSES", "KINDS", "LECTURE_HINT"]
+__all__ = ["Exercise", "Item", "Diagnosis", "STATUSES", "KINDS", "LECTURE_HINT", "exercise_of"]
 
 #: What a diagnosis can say: right (within the tolerance), wrong, right but rounded too far,
 #: still the placeholder ``None``, or not an answer of the kind asked (wrong type, not a choice).
@@ -139,6 +140,29 @@ class Diagnosis:
 #: A diagnosis of the placeholder ``None`` (every item, every notebook).
 UNANSWERED = Diagnosis("unanswered", "not answered yet")
 
+#: Every exercise by its parameter class (filled as the exercise modules are imported).
+_BY_PARAMS: dict = {}
+
+
+def exercise_of(P) -> Exercise:
+    """The exercise whose parameter object ``P`` is.
+
+    Raises
+    ------
+    ValueError
+        If ``P`` is no exercise notebook's parameter object.
+
+    Examples
+    --------
+    >>> from decompkit.exercises.chain import ChainParams
+    >>> exercise_of(ChainParams()).name
+    'chain'
+    """
+    exercise = _BY_PARAMS.get(type(P))
+    if exercise is None:
+        raise ValueError(f"P must be the parameter object of an exercise notebook, got {P!r}")
+    return exercise
+
 
 @dataclass(frozen=True, eq=False)  # functions as fields: identity is equality
 class Exercise:
@@ -207,6 +231,7 @@ class Exercise:
         # Read-only, so a table shared by the answer key and the registry cannot be edited.
         cells = MappingProxyType({i.grade_cell: i.key for i in items})
         object.__setattr__(self, "grade_cells", cells)
+        _BY_PARAMS[self.Params] = self
 
     # -- items ------------------------------------------------------------------------------
 
@@ -312,22 +337,3 @@ class Exercise:
         if not isinstance(verdict, Diagnosis):
             raise TypeError(f"judge must return a Diagnosis, got {verdict!r}")  # a bug of ours
         return verdict
-
-    def check(self, item_key: str, answer, P) -> None:
-        """The visible check: print one line (``[ok] B1 p_prime: on track``) for the item.
-
-        In strict mode (while grading, or under ``kit.py check``) an answer that is off
-        raises :class:`decompkit.exercises.checks.CheckFailed` instead, whose traceback is
-        that one line, so the cell fails. Returns None: nothing is echoed under the line.
-        """
-        from ._page import report  # the page's wording lives beside the other page helpers
-
-        report(self, item_key, answer, P)
-
-    def earned(self, P, **answers) -> bool:
-        """Whether every answer given (``name=value``, by notebook variable) is on track
-        (an item marked ``form_only``: answered in its form); see
-        :func:`decompkit.exercises.earned`."""
-        from ._page import earned
-
-        return earned(P, exercise=self, **answers)

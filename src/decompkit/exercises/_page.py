@@ -19,7 +19,7 @@ import dataclasses
 import html
 import os
 
-from ._contract import Diagnosis, Exercise
+from ._contract import Diagnosis, Exercise, exercise_of
 from .checks import CheckFailed
 
 __all__ = [
@@ -98,7 +98,9 @@ def line(item, diagnosis: Diagnosis, P) -> str:
 
 
 def report(exercise: Exercise, item_key: str, answer, P) -> None:
-    """Print the visible check's line of one item (see :meth:`Exercise.check`).
+    """Print the visible check's line of one item: ``[ok] B1 p_prime: on track``.
+
+    Returns None, so nothing is echoed under the line.
 
     Raises
     ------
@@ -114,15 +116,6 @@ def report(exercise: Exercise, item_key: str, answer, P) -> None:
     if strict() and verdict.status in ("off", "close", "invalid"):
         raise CheckFailed(item.title, verdict.message, line=text)
     print(text)
-
-
-def _exercise_of(P) -> Exercise:
-    from .params import EXERCISES  # the registry imports every exercise module, this one too
-
-    for exercise in EXERCISES.values():
-        if type(P) is exercise.Params:
-            return exercise
-    raise ValueError(f"P must be the parameter object of an exercise notebook, got {P!r}")
 
 
 def _names(items) -> str:
@@ -166,7 +159,7 @@ def earned(P, *, exercise: Exercise | None = None, **answers) -> bool:
     >>> earned(P, p_chain=P.p**P.n)
     True
     """
-    exercise = exercise or _exercise_of(P)
+    exercise = exercise or exercise_of(P)
     closed = []
     for name, answer in answers.items():
         item = exercise.item_of_name(name)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .. import reliability as rel
 from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay
+from ._page import NumbersDisplay, report
 from ._support import cached_key, grid, known_item, mistake_clashes
 from .checks import (
     Mistake,
@@ -400,7 +400,7 @@ def form(item: str, answer, P: ChainParams) -> Diagnosis:
 
 def check(item: str, answer, P: ChainParams) -> None:
     """The visible check of one item: prints ``[ok] A1 p_chain: on track`` or a hint."""
-    EXERCISE.check(item, answer, P)
+    report(EXERCISE, item, answer, P)
 
 
 #: Checks to classify: what each decides (formal or semantic) and what it reads.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .. import dag
 from ..examples import speedup
 from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay
+from ._page import NumbersDisplay, report
 from ._support import DURATION_RANGES, cached_key, draw_durations, mistake_clashes, worked_example
 from .checks import ON_TRACK, Mistake, judge_number, judge_order, judge_set
 
@@ -440,7 +440,7 @@ def judge(item: str, answer, P: DagParams) -> Diagnosis:
 
 def check(item: str, answer, P: DagParams) -> None:
     """The visible check of one item: prints ``[ok] B1 makespan_a: on track`` or a hint."""
-    EXERCISE.check(item, answer, P)
+    report(EXERCISE, item, answer, P)
 
 
 #: Every graded item of the notebook, in its order.

@@ -29,7 +29,7 @@ from ..artefact import (
     migration_stages,
 )
 from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay
+from ._page import NumbersDisplay, report
 from ._support import cached_key, grid, known_item, mistake_clashes, text_table
 from .checks import (
     Mistake,
@@ -514,7 +514,7 @@ def form(item: str, answer, P: HarnessParams) -> Diagnosis:
 
 def check(item: str, answer, P: HarnessParams) -> None:
     """The visible check of one item: prints ``[ok] B1 success: on track`` or a hint."""
-    EXERCISE.check(item, answer, P)
+    report(EXERCISE, item, answer, P)
 
 
 def degenerate(P: HarnessParams) -> list[str]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import markov
 from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay
+from ._page import NumbersDisplay, report
 from ._support import cached_key, grid, known_item, mistake_clashes
 from .checks import ON_TRACK, Mistake, judge_number
 
@@ -290,7 +290,7 @@ def judge_matrix(answer, P: HorizonParams) -> Diagnosis:
 
 def check(item: str, answer, P: HorizonParams) -> None:
     """The visible check of one item: prints ``[ok] B1 success: on track`` or a hint."""
-    EXERCISE.check(item, answer, P)
+    report(EXERCISE, item, answer, P)
 
 
 #: Every graded item of the notebook, in its order.

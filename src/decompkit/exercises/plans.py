@@ -19,7 +19,7 @@ from .. import architectures
 from ..dag import descendants
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
 from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay
+from ._page import NumbersDisplay, report
 from ._support import cached_key, text_table
 from .checks import ON_TRACK, judge_set, read_set
 
@@ -469,7 +469,7 @@ def repair_problems(answer, P: PlansParams) -> str:
 
 def check(item: str, answer, P: PlansParams) -> None:
     """The visible check of one item: prints ``[ok] B1 kinds_a: on track`` or a hint."""
-    EXERCISE.check(item, answer, P)
+    report(EXERCISE, item, answer, P)
 
 
 def steps_table(plan) -> str:

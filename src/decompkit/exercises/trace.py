@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .. import scheduler as sc
 from ..dag import ancestors, descendants
 from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay
+from ._page import NumbersDisplay, report
 from ._support import (
     DURATION_RANGES,
     cached_key,
@@ -447,7 +447,7 @@ def judge(item: str, answer, P: TraceParams) -> Diagnosis:
 
 def check(item: str, answer, P: TraceParams) -> None:
     """The visible check of one item: prints ``[ok] A1 blocked_late: on track`` or a hint."""
-    EXERCISE.check(item, answer, P)
+    report(EXERCISE, item, answer, P)
 
 
 #: Every graded item of the notebook, in its order.
