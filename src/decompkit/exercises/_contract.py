@@ -282,7 +282,8 @@ class Exercise:
 
         Pure: it never prints, and a malformed answer (any type, any value) gets a
         diagnosis, never an exception. An answer that is off for ``P`` but right for the
-        lecture's numbers (``Params()``) is told so (``matches="lecture"``).
+        lecture's numbers (``Params()``) is told so (``matches="lecture"``), unless it is a
+        named mistake with the student's own numbers.
 
         Raises
         ------
@@ -304,8 +305,8 @@ class Exercise:
         """
         item = self.item(item_key)
         verdict = self._judged(item, answer, P)
-        if verdict.status not in ("off", "close"):
-            return verdict
+        if verdict.status not in ("off", "close") or verdict.mistake is not None:
+            return verdict  # a named mistake with the student's own numbers says more
         lecture = self.Params()
         if P == lecture:
             return verdict

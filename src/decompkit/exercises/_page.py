@@ -183,6 +183,12 @@ class NumbersDisplay:
     these are the lecture's numbers and that grading uses the student's own.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # IPython's pretty printer takes the first class in the MRO that defines either
+        # _repr_pretty_ or __repr__; the dataclass's own __repr__ would win over a base's.
+        cls._repr_pretty_ = NumbersDisplay._repr_pretty_
+
     def _rows(self) -> list[tuple[str, str]]:
         rows = [(f.name, repr(getattr(self, f.name))) for f in dataclasses.fields(self)]
         for name in dir(type(self)):

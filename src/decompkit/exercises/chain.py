@@ -318,7 +318,8 @@ _IDEAS = {
     "chain_success": "every one of the P.n steps must be right, each with rate P.p given the "
     "earlier ones",
     "effective_rate": "look for the per-step rate that, over P.n steps, gives P.task_success",
-    "half_life": "solve p**n = 1/2 for n exactly, at the rate P.p_half",
+    "half_life": "find the n at which the product falls to one half at the rate P.p_half, "
+    "exactly, with logarithms",
     "p_prime": "add the two ways the step ends right: a right first attempt, or a wrong one "
     "that is caught and then retried successfully",
     "k_attempts": "the step fails only when every one of its P.k attempts fails",
