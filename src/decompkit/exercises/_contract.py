@@ -27,7 +27,18 @@ STATUSES = ("ok", "off", "close", "unanswered", "invalid")
 
 #: What a graded item compares: one number, a yes/no, one choice, a choice per entry, a set,
 #: a topological order, a sequence whose order matters, a mapping of sets, a matrix, a plan.
-KINDS = ("number", "bool", "choice", "choices", "set", "order", "sequence", "mapping", "matrix", "plan")
+KINDS = (
+    "number",
+    "bool",
+    "choice",
+    "choices",
+    "set",
+    "order",
+    "sequence",
+    "mapping",
+    "matrix",
+    "plan",
+)
 
 #: The hint for an answer that is right for the lecture's numbers but not for the student's.
 LECTURE_HINT = (

@@ -73,11 +73,11 @@ def numbers_note(P) -> str:
     --------
     >>> from decompkit.exercises.chain import ChainParams
     >>> numbers_note(ChainParams())
-    "LECTURE NUMBERS: no id set, and grading uses your own id's numbers"
+    'LECTURE NUMBERS - no id set, grading uses your own'
     """
     who = student_of(P)
     if who is None:
-        return "LECTURE NUMBERS: no id set, and grading uses your own id's numbers"
+        return "LECTURE NUMBERS - no id set, grading uses your own"
     if who == _LECTURE:
         return "the lecture's numbers (id 'lecture')"
     return f"numbers of {who}"
@@ -91,7 +91,7 @@ def line(item, diagnosis: Diagnosis, P) -> str:
     >>> from decompkit.exercises import chain
     >>> P = chain.ChainParams()
     >>> print(line(chain.EXERCISE.item("p_prime"), Diagnosis("unanswered", "not answered yet"), P))
-    [ ] B1 p_prime: not answered yet  [LECTURE NUMBERS: no id set, and grading uses your own id's numbers]
+    [ ] B1 p_prime: not answered yet  [LECTURE NUMBERS - no id set, grading uses your own]
     """
     mark = _MARKS.get(diagnosis.status, "[x]")
     return f"{mark} {item.title}: {diagnosis.message}  [{numbers_note(P)}]"

@@ -306,7 +306,10 @@ _BOUNDS = {
     "p_prime": ("p..1", "a check with one retry never makes a step worse, nor better than sure"),
     "k_attempts": ("p..1", "more attempts never hurt, and no step is better than sure"),
     "undetected_floor": ((0.0, 1.0), "a probability lies in [0, 1]"),
-    "retry_limit": ("p..1", "retrying until the check passes lies between no check and a sure step"),
+    "retry_limit": (
+        "p..1",
+        "retrying until the check passes lies between no check and a sure step",
+    ),
     "expected_attempts": ((1.0, math.inf), "at least one attempt is always made"),
     "p_prime_fallible": ((0.0, 1.0), "a probability lies in [0, 1]"),
     "per_step": ((0.0, 1.0), "a probability lies in [0, 1]"),
@@ -387,7 +390,9 @@ def form(item: str, answer, P: ChainParams) -> Diagnosis:
         verdict = judge_bool(answer, True)
         if verdict.status == "invalid":
             return verdict
-        return Diagnosis("ok", "answered True or False; whether it is right is graded when you hand in")
+        return Diagnosis(
+            "ok", "answered True or False; whether it is right is graded when you hand in"
+        )
     choices = ["formal", "semantic"] if item == "check_kinds" else ["artifact", "narration"]
     problem = form_choices(answer, CHECK_ITEMS, choices)
     if problem is not None:

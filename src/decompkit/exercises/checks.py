@@ -276,8 +276,9 @@ def judge_choice(answer, expected: str, choices: Iterable[str], hint: str = "") 
     if problem is not None:
         return problem
     if _norm(answer) != _norm(expected):
-        return Diagnosis("off", hint or "another choice fits better; reread the definitions",
-                         "wrong_choice")
+        return Diagnosis(
+            "off", hint or "another choice fits better; reread the definitions", "wrong_choice"
+        )
     return ON_TRACK
 
 
@@ -292,7 +293,9 @@ def form_choices(answer, keys: Iterable[str], choices: Iterable[str]) -> Diagnos
     "no answer yet for ['b']"
     """
     if not isinstance(answer, Mapping):
-        return Diagnosis("invalid", f"expected a dict from item to choice, got a {type(answer).__name__}")
+        return Diagnosis(
+            "invalid", f"expected a dict from item to choice, got a {type(answer).__name__}"
+        )
     keys, choices = list(keys), list(choices)
     missing = [k for k in keys if k not in answer]
     if missing:
@@ -301,7 +304,9 @@ def form_choices(answer, keys: Iterable[str], choices: Iterable[str]) -> Diagnos
     if extra:
         return Diagnosis("invalid", f"not items of this exercise: {extra}")
     options = {_norm(c) for c in choices}
-    unknown = sorted(str(k) for k, v in answer.items() if not isinstance(v, str) or _norm(v) not in options)
+    unknown = sorted(
+        str(k) for k, v in answer.items() if not isinstance(v, str) or _norm(v) not in options
+    )
     if unknown:
         return Diagnosis(
             "invalid", f"write one of {sorted(choices)} for each item; not so for {unknown}"
@@ -499,8 +504,14 @@ def check_number(
     """
     listed = [Mistake(f"mistake_{i}", v, h) for i, (h, v) in enumerate(dict(mistakes).items())]
     verdict = judge_number(
-        answer, expected, rtol=rtol, atol=atol, mistakes=listed, bounds=bounds,
-        bounds_hint=bounds_hint, idea="not the expected value: reread the question and its numbers",
+        answer,
+        expected,
+        rtol=rtol,
+        atol=atol,
+        mistakes=listed,
+        bounds=bounds,
+        bounds_hint=bounds_hint,
+        idea="not the expected value: reread the question and its numbers",
     )
     return _raise_or_report(name, verdict)
 

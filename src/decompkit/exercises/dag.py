@@ -197,7 +197,8 @@ def path_problems(graph, durations, path) -> str:
 def _judge_path(answer, graph, durations) -> Diagnosis:
     if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
         return Diagnosis(
-            "invalid", f"expected a list of tasks from source to sink, got a {type(answer).__name__}"
+            "invalid",
+            f"expected a list of tasks from source to sink, got a {type(answer).__name__}",
         )
     try:
         path = list(answer)
@@ -208,8 +209,9 @@ def _judge_path(answer, graph, durations) -> Diagnosis:
         return Diagnosis("invalid", f"not tasks of the plan: {path}")
     report = path_problems(graph, durations, path)
     if report and path_problems(graph, durations, path[::-1]) == "":
-        return Diagnosis("off", "reversed: write the path from the first task to the last",
-                         "reversed_path")
+        return Diagnosis(
+            "off", "reversed: write the path from the first task to the last", "reversed_path"
+        )
     if report:
         return Diagnosis("off", report, "not_critical")
     return ON_TRACK
@@ -229,8 +231,9 @@ def _mistakes(item: str, P: DagParams) -> list[Mistake]:
                 "that counts the tasks on the critical path; the makespan adds their durations",
             ),
             Mistake(
-                "counted_all_tasks", len(graph), "that counts all the tasks; the makespan is a "
-                "duration"
+                "counted_all_tasks",
+                len(graph),
+                "that counts all the tasks; the makespan is a duration",
             ),
             Mistake(
                 "serial_time",
@@ -307,7 +310,9 @@ def _mistakes(item: str, P: DagParams) -> list[Mistake]:
                 work,
                 "that is the total work with coordination, as one worker would do it",
             ),
-            Mistake("serial_time", cp_b.serial_time, "that is the serial time of the original list"),
+            Mistake(
+                "serial_time", cp_b.serial_time, "that is the serial time of the original list"
+            ),
         ]
     if item == "speedup_b":
         return [
@@ -344,8 +349,7 @@ _IDEAS = {
     "n_orders_b": "count the places each free task can take, and multiply the choices that do "
     "not depend on each other",
     "makespan_a": "with unlimited workers, the makespan is the longest chain of durations",
-    "slack_a": "run the forward and the backward pass; slack is how far the task's start may "
-    "slip",
+    "slack_a": "run the forward and the backward pass; slack is how far the task's start may slip",
     "slack_spurious": "add the spurious edge first, then run both passes again",
     "makespan_spurious": "add the spurious edge, then find the longest chain of durations again",
     "wall_coordinated": "simulate the list schedule on P.workers workers, the coordination task "
@@ -409,7 +413,11 @@ def judge(item: str, answer, P: DagParams) -> Diagnosis:
                     lambda got: bool(got & running),
                     "a running task is not ready: it has already been dispatched",
                 ),
-                ("done_is_ready", lambda got: bool(got & done), "a finished task is not ready again"),
+                (
+                    "done_is_ready",
+                    lambda got: bool(got & done),
+                    "a finished task is not ready again",
+                ),
                 (
                     "predecessor_not_done",
                     lambda got: bool(got - want),
@@ -433,7 +441,11 @@ def judge(item: str, answer, P: DagParams) -> Diagnosis:
             idea=_IDEAS[item],
         )
     return judge_number(
-        answer, expected[item], rtol=0, atol=1e-9, mistakes=_mistakes(item, P),
+        answer,
+        expected[item],
+        rtol=0,
+        atol=1e-9,
+        mistakes=_mistakes(item, P),
         idea=_IDEAS[item],
     )
 
@@ -458,8 +470,7 @@ ITEMS = (
     Item("wall_coordinated", "D1", ("wall_coordinated",), "coordinated_wall_value", "number"),
     Item("speedup_b", "D2", ("speedup_b",), "speedup_value", "number"),
     Item("locked", "D3", ("locked",), "locked_value", "number"),
-    Item("locked_coordinated", "D4", ("locked_coordinated",), "locked_coordinated_value",
-         "number"),
+    Item("locked_coordinated", "D4", ("locked_coordinated",), "locked_coordinated_value", "number"),
 )
 
 #: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).

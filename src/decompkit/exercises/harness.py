@@ -454,9 +454,7 @@ def judge(item: str, answer, P: HarnessParams) -> Diagnosis:
                 ),
                 (
                     "done_is_ready",
-                    lambda got: any(
-                        s in plan.graph() and plan.step(s).state is DONE for s in got
-                    ),
+                    lambda got: any(s in plan.graph() and plan.step(s).state is DONE for s in got),
                     "done steps are not ready any more",
                 ),
             ],
@@ -554,8 +552,13 @@ ITEMS = (
     Item("success", "B1", ("success",), "success_value", "number"),
     Item("corrupted", "B2", ("corrupted",), "corrupted_value", "number"),
     Item("q_effective", "B3", ("q_effective",), "q_effective_value", "number"),
-    Item("success_trace_reader", "B4", ("success_trace_reader",), "success_trace_reader_value",
-         "number"),
+    Item(
+        "success_trace_reader",
+        "B4",
+        ("success_trace_reader",),
+        "success_trace_reader_value",
+        "number",
+    ),
     Item("clustered", "B5", ("clustered",), "clustered_value", "choice", True),
     Item("appended_cost", "C1", ("appended_cost",), "appended_cost_value", "number"),
     Item("cost_ratio", "C2", ("cost_ratio",), "cost_ratio_value", "number"),

@@ -161,8 +161,7 @@ def _mistakes(item: str, P: HorizonParams) -> list[Mistake]:
             Mistake(
                 "used_approximation",
                 math.log(2) / lam,
-                "that is the approximation for a small escape rate; solve for the exact "
-                "half-life",
+                "that is the approximation for a small escape rate; solve for the exact half-life",
             ),
             Mistake(
                 "chain_half_life",
@@ -273,15 +272,16 @@ def judge_matrix(answer, P: HorizonParams) -> Diagnosis:
     if bad.size:
         row = int(bad[0])
         return Diagnosis(
-            "off", f"row {row} sums to {sums[row]:.4g}: the moves out of a state sum to 1",
+            "off",
+            f"row {row} sums to {sums[row]:.4g}: the moves out of a state sum to 1",
             "row_sum",
         )
     if not np.isclose(got[-1, -1], 1.0) or not np.isclose(got[-2, -2], 1.0):
-        return Diagnosis("off", "the done state n and the corrupted state C must absorb",
-                         "not_absorbing")
+        return Diagnosis(
+            "off", "the done state n and the corrupted state C must absorb", "not_absorbing"
+        )
     if np.allclose(got, want.T):
-        return Diagnosis("off", "transposed: row i holds the moves *out of* state i",
-                         "transposed")
+        return Diagnosis("off", "transposed: row i holds the moves *out of* state i", "transposed")
     if not np.allclose(got, want, atol=1e-9):
         return Diagnosis("off", "a move is off: compare each row with the table of moves above")
     return ON_TRACK

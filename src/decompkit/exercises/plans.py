@@ -364,9 +364,7 @@ def judge(item: str, answer, P: PlansParams) -> Diagnosis:
     if item == "cycle_b":
         ids = {s["id"] for s in plan(P.plan_cycle)["steps"]}
         if not got <= ids:
-            return Diagnosis(
-                "invalid", f"not step ids of this plan: {sorted(map(str, got - ids))}"
-            )
+            return Diagnosis("invalid", f"not step ids of this plan: {sorted(map(str, got - ids))}")
         return judge_set(got, expected[item], hints=_cycle_hints(P.plan_cycle, P, expected[item]))
     bad = [x for x in got if not (isinstance(x, tuple) and len(x) == 2)]
     if bad:
@@ -490,11 +488,15 @@ def steps_table(plan) -> str:
 
 #: Every graded item of the notebook, in its order.
 ITEMS = (
-    Item("placement_plan_and_execute", "A1", ("plan_and_execute",),
-         "placement_plan_and_execute_value", "choices"),
+    Item(
+        "placement_plan_and_execute",
+        "A1",
+        ("plan_and_execute",),
+        "placement_plan_and_execute_value",
+        "choices",
+    ),
     Item("placement_rewoo", "A2", ("rewoo",), "placement_rewoo_value", "choices"),
-    Item("placement_llmcompiler", "A3", ("llmcompiler",), "placement_llmcompiler_value",
-         "choices"),
+    Item("placement_llmcompiler", "A3", ("llmcompiler",), "placement_llmcompiler_value", "choices"),
     Item("placement_adapt", "A4", ("adapt",), "placement_adapt_value", "choices"),
     Item("placement_adaplanner", "A5", ("adaplanner",), "placement_adaplanner_value", "choices"),
     Item("kinds_a", "B1", ("kinds_a",), "plan_problem_kinds_value", "set"),

@@ -313,8 +313,7 @@ def _set_hints(item: str, P: TraceParams, want: set) -> list:
             (
                 "old_check",
                 lambda got: P.failing in got,
-                f"the old {P.failing} failed for good: the repair re-points the tasks that "
-                "read it",
+                f"the old {P.failing} failed for good: the repair re-points the tasks that read it",
             ),
             (
                 "waits_for_nothing",
