@@ -470,7 +470,7 @@ def test_in_strict_mode_an_off_answer_fails_the_cell_with_its_one_line(monkeypat
     chain.check(
         "other_check_helps", not chain.key(params("chain"))["other_check_helps"], params("chain")
     )
-    assert capsys.readouterr().out.startswith("[ok] B6 other_helps: answered")
+    assert capsys.readouterr().out.startswith("[ok] B6 other_helps: True or False, as asked;")
 
 
 def test_a_gate_opens_only_on_answers_that_are_on_track(monkeypatch, capsys):

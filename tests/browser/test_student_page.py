@@ -101,12 +101,14 @@ _NUMBER = re.compile(r"(?<![\w.])-?(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?(?![\d.]|
 def _shows_number(value: float, text: str) -> bool:
     """Whether ``text`` writes ``value`` to 2 or more significant digits: some number in it,
     read to its own precision (``0.35`` to two decimals), is ``value`` rounded that far.
-    Whole numbers without a decimal point count only for answers of 100 or more, since small
-    counts and durations fill every table; a share also counts written as "5 of 6"."""
+    Whole numbers (``3``, ``1.0``) count only for answers of 100 or more, since small counts
+    and durations fill every table; a share also counts written as "5 of 6"."""
     for match in _NUMBER.finditer(text):
         whole, decimals, exponent, percent = match.groups()
         digits = (whole + (decimals or "")).lstrip("0")
-        if len(digits) < 2 or (decimals is None and exponent is None and abs(value) < 100):
+        # "1.0" is how Python prints any whole float, not a rounding to two digits.
+        integral = exponent is None and decimals in (None, "0")
+        if len(digits) < 2 or (integral and abs(value) < 100):
             continue
         places = len(decimals or "") - int(exponent or 0) + (2 if percent else 0)
         shown = float(match.group(0).rstrip("% ")) / (100 if percent else 1)
@@ -133,8 +135,11 @@ def _integer_contexts(value: int, item: str, P) -> list[str]:
         rf"\W{{0,3}}(=|:|is|at)?\W{{0,3}}{v}",
         rf"{v}\s*(slots|units|ms)\b",
     ]
-    if item in ("slack_a", "slack_spurious"):
-        found += [rf"'{re.escape(P.slack_node)}':\s*{v}", rf"(?i)slack\W{{0,3}}{v}"]
+    if item in ("slack_a", "slack_spurious"):  # a pass's slack table, or "slack 5" on a figure
+        found += [
+            rf"slack=\{{[^}}]*'{re.escape(P.slack_node)}':\s*{v}",
+            rf"(?i)slack\W{{0,3}}{v}",
+        ]
     if item == "collapse":
         found += [rf"(?i)collapse[^\n|]{{0,20}}{v}", rf"\|\s*{P.q:.2f}\s*\|[^\n]*\|\s*{value}\s*\|"]
     if item in ("repairs_made",):
@@ -440,11 +445,15 @@ def test_run_all_under_a_student_id_shows_no_answer(student_runs, student):
 
 # -- the browser ----------------------------------------------------------------------------------
 
+#: The notebook on show (other tabs stay in the page, hidden).
+SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+
 # Done when no code cell is queued or running any more and at least one has run.
 _RUN_ALL_DONE = """(total) => {
-    const cells = document.querySelectorAll('.jp-Notebook .jp-Notebook-cell');
+    const shown = '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook';
+    const cells = document.querySelectorAll(shown + ' .jp-Notebook-cell');
     if (cells.length !== total) return false;
-    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+    const prompts = [...document.querySelectorAll(shown + ' .jp-CodeCell .jp-InputPrompt')]
         .map(p => p.textContent.trim());
     return !prompts.includes('[*]:') && prompts.some(p => /^\\[\\d+\\]:$/.test(p));
 }"""
@@ -472,8 +481,9 @@ class Tab:
             time.sleep(0.2)
 
     def open(self, total: int):
-        self.page.goto(self.server.lab_url(self.name))
-        self.page.locator(".jp-Notebook .jp-Notebook-cell").nth(total - 1).wait_for(timeout=60_000)
+        # reset: a fresh workspace, so that only this notebook is open
+        self.page.goto(self.server.lab_url(self.name) + "&reset")
+        self.page.locator(f"{SHOWN} .jp-Notebook-cell").nth(total - 1).wait_for(timeout=60_000)
         self._idle(60)
         self.page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\|\s*Idle")).wait_for(
             timeout=60_000
@@ -500,7 +510,7 @@ class Tab:
 
     def output_of(self, index: int) -> str:
         """The text the page shows under the code cell at ``index``."""
-        cell = self.page.locator(".jp-Notebook .jp-Notebook-cell").nth(index)
+        cell = self.page.locator(f"{SHOWN} .jp-Notebook-cell").nth(index)
         area = cell.locator(".jp-OutputArea-output")
         return "\n".join(area.all_inner_texts())
 
@@ -532,7 +542,7 @@ def test_run_all_in_jupyterlab_under_the_lectures_numbers_shows_no_answer(
         tab.open(len(nb.cells))
         tab.run_all(len(nb.cells))
         saved = tab.save()
-        seen = page.locator(".jp-Notebook .jp-OutputArea-output").all_inner_texts()
+        seen = page.locator(f"{SHOWN} .jp-OutputArea-output").all_inner_texts()
         tab.shot(f"lecture-{path.stem}")
         errors = [
             o for c in saved["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
@@ -592,7 +602,7 @@ def test_typed_mistakes_get_one_line_hints_and_the_saved_page_keeps_its_explorer
     tab.open(len(nb.cells))
     for grade_id, (source, _) in MISTAKES.items():  # typed, as a student would
         editor = (
-            page.locator(".jp-Notebook .jp-Notebook-cell")
+            page.locator(f"{SHOWN} .jp-Notebook-cell")
             .nth(_index(nb, grade_id))
             .locator(".cm-content")
         )
@@ -604,6 +614,9 @@ def test_typed_mistakes_get_one_line_hints_and_the_saved_page_keeps_its_explorer
     shot = tab.shot("typed-mistakes")
     for grade_id, (_, line) in MISTAKES.items():
         check = _index(nb, grade_id.replace("_answer", "_value"))
+        cell = page.locator(f"{SHOWN} .jp-Notebook-cell").nth(check)
+        cell.scroll_into_view_if_needed()
+        cell.screenshot(path=artifacts / f"page-hint-{grade_id}.png")
         shown = tab.output_of(check).strip()
         if not shown.startswith(line) or "\n" in shown or "Traceback" in shown:
             tab.fail(
@@ -613,18 +626,20 @@ def test_typed_mistakes_get_one_line_hints_and_the_saved_page_keeps_its_explorer
     assert rounded.startswith("[x] C1 p_graph: close: keep at least 4 significant digits"), rounded
     assert "\n" not in rounded
     for item in ("A1 p_chain", "B1 p_prime", "B6 other_helps", "D2 reads"):
-        assert f"[ok] {item}: " in page.locator(".jp-Notebook").inner_text(), item
+        assert f"[ok] {item}: " in page.locator(SHOWN).inner_text(), item
     assert page.get_by_text("Traceback").count() == 0, shot
     explorers = page.locator(".decompkit-figure[data-seq]")
     explorers.first.wait_for(timeout=60_000)  # A and B are on track: the explorer opened
     saved = tab.save()
     assert "widgets" in saved["metadata"], "the saved notebook carries no widget state"
     lab_server.shut_down_kernels()
-    page.goto(lab_server.lab_url(name))
+    page.goto(lab_server.lab_url(name) + "&reset")
     page.locator(".decompkit-figure[data-seq]").first.wait_for(timeout=60_000)
     note = page.locator(".decompkit-figure-note").first
     note.wait_for(state="visible", timeout=15_000)
-    tab.shot("reopened-explorer")
+    explorer = page.locator(".jp-OutputArea-output").filter(has=page.locator(".decompkit-figure"))
+    explorer.first.scroll_into_view_if_needed()
+    explorer.first.screenshot(path=artifacts / "page-reopened-explorer.png")
     assert "run this cell" in note.inner_text()
     assert page.get_by_text("model not found").count() == 0
 
@@ -655,7 +670,7 @@ def test_a_check_in_strict_mode_fails_its_cell_with_the_one_line(page, lab_serve
     assert shown.startswith("[x] B1 p_prime: you treated the retry as always right"), shown
     assert "\n" not in shown and "Traceback" not in shown and "CheckFailed" not in shown
     assert (
-        page.locator(".jp-Notebook .jp-Notebook-cell")
+        page.locator(f"{SHOWN} .jp-Notebook-cell")
         .nth(3)
         .locator('[data-mime-type="application/vnd.jupyter.stderr"]')
         .count()

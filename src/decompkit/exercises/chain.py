@@ -390,18 +390,12 @@ def form(item: str, answer, P: ChainParams) -> Diagnosis:
         verdict = judge_bool(answer, True)
         if verdict.status == "invalid":
             return verdict
-        return Diagnosis(
-            "ok", "answered True or False; whether it is right is graded when you hand in"
-        )
+        return Diagnosis("ok", "True or False, as asked; graded when you hand in")
     choices = ["formal", "semantic"] if item == "check_kinds" else ["artifact", "narration"]
     problem = form_choices(answer, CHECK_ITEMS, choices)
     if problem is not None:
         return problem
-    return Diagnosis(
-        "ok",
-        f"every check has {choices[0]!r} or {choices[1]!r}; whether each is right is graded "
-        "when you hand in",
-    )
+    return Diagnosis("ok", "a word for every check, as asked; graded when you hand in")
 
 
 def check(item: str, answer, P: ChainParams) -> None:
