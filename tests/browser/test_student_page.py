@@ -42,6 +42,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 RUN_ALL_TIMEOUT_MS = 180_000
 
 #: The cell the test puts first: every figure and explorer shows its texts as text/plain too.
+#: Its functions take what they use as default arguments, so a %reset between notebooks run in
+#: one kernel leaves them working; run again, it wraps the explorers' display only once.
 TEXTS_HOOK = r"""
 # Added by the page test: figures and explorers also show what they say as text/plain.
 import html as _html_, re as _re_
@@ -58,32 +60,35 @@ def _figure_texts_(fig):
     found += list(fig.texts)
     return " | ".join(t.get_text() for t in found if t is not None and t.get_text().strip())
 
-def _widget_texts_(widget):
-    out = []
-    value = getattr(widget, "value", None)
-    if isinstance(value, str) and hasattr(widget, "description"):
-        out.append(_re_.sub(r"<[^>]+>", " ", _html_.unescape(value)))
-    for child in getattr(widget, "children", ()):
-        out += _widget_texts_(child)
-    return out
+def _widget_texts_(widget, re=_re_, html=_html_):
+    found, todo = [], [widget]
+    while todo:
+        w = todo.pop(0)
+        value = getattr(w, "value", None)
+        if isinstance(value, str) and hasattr(w, "description"):
+            found.append(re.sub(r"<[^>]+>", " ", html.unescape(value)))
+        todo += list(getattr(w, "children", ()))
+    return found
 
 get_ipython().display_formatter.formatters["text/plain"].for_type(
-    _figure_.Figure, lambda fig, p, cycle: p.text("Figure: " + _figure_texts_(fig))
+    _figure_.Figure, lambda fig, p, cycle, texts=_figure_texts_: p.text("Figure: " + texts(fig))
 )
 try:
     from decompkit.widgets._base import Explorer as _Explorer_
+except ImportError:
+    _Explorer_ = None
+if _Explorer_ is not None and not hasattr(_Explorer_, "_page_test_bundle_"):
+    _Explorer_._page_test_bundle_ = _Explorer_._repr_mimebundle_
 
-    _bundle_ = _Explorer_._repr_mimebundle_
-
-    def _with_texts_(self, include=None, exclude=None, **kwargs):
-        bundle = _bundle_(self, include=include, exclude=exclude, **kwargs)
-        texts = " | ".join(_widget_texts_(self.widget))
-        bundle["text/plain"] += "\nFigure: " + _figure_texts_(self.figure) + "\nReadout: " + texts
+    def _with_texts_(
+        self, include=None, exclude=None, figure=_figure_texts_, widgets=_widget_texts_, **kw
+    ):
+        bundle = type(self)._page_test_bundle_(self, include=include, exclude=exclude, **kw)
+        texts = " | ".join(widgets(self.widget))
+        bundle["text/plain"] += "\nFigure: " + figure(self.figure) + "\nReadout: " + texts
         return bundle
 
     _Explorer_._repr_mimebundle_ = _with_texts_
-except ImportError:
-    pass
 """
 
 
@@ -408,21 +413,34 @@ def _prepared(path: Path, student: str | None):
 
 @pytest.fixture(scope="module")
 def student_runs():
-    """Every released exercise notebook run top to bottom for each of the two student ids."""
+    """Every released exercise notebook run top to bottom for each of the two student ids.
+
+    One kernel per student runs the six notebooks one after the other, with ``%reset -f``
+    between them (each starts from an empty namespace, as in a fresh kernel): that saves a
+    kernel start and the imports per notebook."""
     import nbclient
 
+    paths = sorted(RELEASED.glob("*.ipynb"))
     runs = {}
     for student in STUDENTS:
-        for path in sorted(RELEASED.glob("*.ipynb")):
-            nb = _prepared(path, student)
-            client = nbclient.NotebookClient(
-                nb,
-                timeout=120,
-                kernel_name="python3",
-                allow_errors=True,
-                resources={"metadata": {"path": str(RELEASED)}},
-            )
-            client.execute()
+        books = [_prepared(path, student) for path in paths]
+        together = nbformat.v4.new_notebook(metadata=books[0].metadata)
+        bounds = []
+        for nb in books:
+            together.cells.append(nbformat.v4.new_code_cell("%reset -f"))
+            start = len(together.cells)
+            together.cells += nb.cells
+            bounds.append((start, len(together.cells)))
+        client = nbclient.NotebookClient(
+            together,
+            timeout=120,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(RELEASED)}},
+        )
+        client.execute()
+        for path, nb, (start, end) in zip(paths, books, bounds, strict=True):
+            nb.cells = together.cells[start:end]
             runs[(path.stem, student)] = nb
     return runs
 
