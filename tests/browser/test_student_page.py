@@ -95,11 +95,6 @@ if _Explorer_ is not None and not hasattr(_Explorer_, "_page_test_bundle_"):
 # -- what an answer looks like as text ----------------------------------------------------------
 
 
-def _token(text: str) -> str:
-    """A regex for ``text`` as a whole number: no digit, dot or letter glued to either end."""
-    return rf"(?<![\w.]){re.escape(text)}(?![\d]|\.\d)"
-
-
 _NUMBER = re.compile(r"(?<![\w.])-?(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?(?![\d.]|\.\d)(\s?%)?")
 
 
