@@ -48,13 +48,35 @@ def test_there_are_notebooks():
     assert SOLUTIONS and RELEASED
 
 
+def _items(path):
+    """The graded items of an exercise notebook, by graded cell (the lab has none)."""
+    by_file = {e.file: e for e in EXERCISES.values()}
+    exercise = by_file.get(path.stem)
+    return {} if exercise is None else {i.grade_cell: i for i in exercise.items}
+
+
+def _echoes(nb):
+    """Results a cell echoed under its output (True, False) instead of saying something."""
+    return [
+        o["data"]["text/plain"]
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.output_type == "execute_result" and o["data"].get("text/plain") in ("True", "False")
+    ]
+
+
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_solution_notebook_passes_every_check(path):
     nb = _run(path)
     assert not _outputs(nb, "error"), _outputs(nb, "error")
+    items = _items(path)
     for cell in _graded(nb):
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-        assert "[ok]" in text and "not answered" not in text, (cell.metadata.nbgrader, text)
+        item = items[cell.metadata.nbgrader.grade_id]
+        assert text.startswith(f"[ok] {item.title}: "), (cell.metadata.nbgrader, text)
+        assert text.count("\n") == 1, text  # one line, nothing echoed under it
+    assert "hidden until" not in json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert not _echoes(nb)
 
 
 @pytest.mark.parametrize("path", RELEASED, ids=lambda p: str(p.relative_to(ROOT)))
@@ -63,9 +85,21 @@ def test_released_notebook_runs_and_reports_unanswered(path):
     assert not _outputs(nb, "error"), _outputs(nb, "error")
     graded = _graded(nb)
     assert graded
+    items = _items(path)
     for cell in graded:
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         assert "not answered yet" in text, (cell.metadata.nbgrader, text)
+        if items:
+            item = items[cell.metadata.nbgrader.grade_id]
+            assert text.startswith(f"[ ] {item.title}: not answered yet  [LECTURE NUMBERS"), text
+    if items:
+        assert not _echoes(nb)
+        hidden = [
+            c
+            for c in nb.cells
+            if any("hidden until" in o.get("text", "") for o in c.get("outputs", []))
+        ]
+        assert hidden, "no cell waits for an answer before it shows the package's result"
 
 
 def test_nbconvert_html_shows_the_explorers_as_static_figures(tmp_path):
@@ -74,7 +108,8 @@ def test_nbconvert_html_shows_the_explorers_as_static_figures(tmp_path):
     import subprocess
     import sys
 
-    path = ROOT / "notebooks" / "decomp" / "02-long-horizons.ipynb"
+    # The solution: its answers are on track, so the explorer's cell opens.
+    path = ROOT / "solutions" / "decomp" / "02-long-horizons.ipynb"
     subprocess.run(
         [
             sys.executable,

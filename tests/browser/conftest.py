@@ -13,6 +13,7 @@ pass as a skipped test. Screenshots of the last run are kept in tests/browser/ar
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import NoReturn
@@ -25,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 #: The released notebook the browser tests open, relative to notebooks/.
 NOTEBOOK = "decomp/02-long-horizons.ipynb"
+#: The instructor's notebooks, whose answers fill a released notebook in (see with_answers).
+SOLUTIONS = ROOT / "solutions"
 CHROMIUM = Path("/usr/bin/chromium")
 #: Screenshots of the last run (the folder is emptied of them when a run starts).
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -109,3 +112,33 @@ def artifacts() -> Path:
     for stale in ARTIFACTS.glob("*.png"):
         stale.unlink()
     return ARTIFACTS
+
+
+def with_answers(released: Path):
+    """A released notebook with every answer cell holding the instructor's solution, as a
+    student who has worked it through would have it: the cells that wait for right answers
+    (an explorer, the package's own result) then run too."""
+    import nbformat
+
+    rel = released.relative_to(NOTEBOOKS)
+    solved = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nbformat.read(SOLUTIONS / rel, as_version=4).cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    nb = nbformat.read(released, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in solved:
+            cell.source = re.sub(r"### (BEGIN|END) SOLUTION\n?", "", solved[grade_id])
+    return nb
+
+
+@pytest.fixture(scope="package")
+def answered_notebook(released_notebook, lab_server) -> Path:
+    """The notebook under test with its answers filled in, in the server's folder."""
+    import nbformat
+
+    path = lab_server.root / Path(NOTEBOOK).with_name(f"answered-{Path(NOTEBOOK).name}")
+    nbformat.write(with_answers(released_notebook), path)
+    return path

@@ -112,12 +112,15 @@ _RUN_ALL_DONE = """(total) => {
 
 
 @pytest.fixture(scope="module")
-def notebook_page(released_notebook, chromium_context, lab_server, artifacts):
-    """Open the notebook in JupyterLab, run all cells and wait until they have all run."""
+def notebook_page(answered_notebook, chromium_context, lab_server, artifacts):
+    """Open the notebook in JupyterLab, run all cells and wait until they have all run.
+
+    Its answers are filled in: the explorer opens only once they are on track.
+    """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # present: chromium_context
 
-    total = len(json.loads(released_notebook.read_text(encoding="utf-8"))["cells"])
-    name = released_notebook.relative_to(lab_server.source).as_posix()
+    total = len(json.loads(answered_notebook.read_text(encoding="utf-8"))["cells"])
+    name = answered_notebook.relative_to(lab_server.root).as_posix()
     page = chromium_context.new_page()
     tab = NotebookPage(page=page, server=lab_server, name=name, artifacts=artifacts)
     page.on("pageerror", lambda error: tab.page_errors.append(str(error)))

@@ -53,7 +53,8 @@ def mistake_clashes(
     """Numeric items whose answer a known mistake would also produce.
 
     A hint must fire only for a wrong answer: every mistake's value has to differ from the right
-    one by more than ``margin`` times the check's relative tolerance.
+    one by more than ``margin`` times the check's relative tolerance. ``mistakes(item)`` gives
+    ``{hint: value}`` or a list of :class:`~decompkit.exercises.checks.Mistake`.
 
     Examples
     --------
@@ -66,7 +67,12 @@ def mistake_clashes(
     for item, value in expected.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             continue
-        for hint, wrong in mistakes(item).items():
+        listed = mistakes(item)
+        if isinstance(listed, Mapping):
+            pairs = listed.items()
+        else:  # Mistake objects: their id names them
+            pairs = [(m.id, m.value) for m in listed]
+        for hint, wrong in pairs:
             if abs(float(wrong) - value) <= margin * rtol * abs(value) + 1e-12:
                 found.append(f"{item}: the mistake {hint!r} gives the answer itself ({value!r})")
     return found

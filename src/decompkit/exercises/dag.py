@@ -10,28 +10,31 @@ a critical path passes when it follows edges and its durations add up to the mak
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import dag
 from ..examples import speedup
-from ._contract import Exercise
+from ._contract import Diagnosis, Exercise, Item
+from ._page import NumbersDisplay, report
 from ._support import DURATION_RANGES, cached_key, draw_durations, mistake_clashes, worked_example
-from .checks import (
-    CheckFailed,
-    check_number,
-    check_order,
-    check_set,
-    not_yet,
-    on_track,
-    unanswered,
-)
+from .checks import ON_TRACK, Mistake, judge_number, judge_order, judge_set
 
-__all__ = ["DagParams", "draw", "degenerate", "key", "check", "path_problems", "EXERCISE"]
+__all__ = [
+    "DagParams",
+    "draw",
+    "degenerate",
+    "key",
+    "judge",
+    "check",
+    "path_problems",
+    "ITEMS",
+    "EXERCISE",
+]
 
 
 @dataclass(frozen=True)
-class DagParams:
+class DagParams(NumbersDisplay):
     """Numbers and choices of the plan-DAG notebook (lecture section 4).
 
     Attributes
@@ -191,92 +194,172 @@ def path_problems(graph, durations, path) -> str:
     return ""
 
 
-def _check_path(item: str, answer, graph, durations) -> bool:
-    if unanswered(answer):
-        return not_yet(item)
-    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
-        raise CheckFailed(item, f"expected a list of tasks from source to sink, got {answer!r}")
-    path = list(answer)
+def _judge_path(answer, graph, durations) -> Diagnosis:
+    if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+        return Diagnosis(
+            "invalid",
+            f"expected a list of tasks from source to sink, got a {type(answer).__name__}",
+        )
+    try:
+        path = list(answer)
+        hash(tuple(path))
+    except TypeError:
+        return Diagnosis("invalid", "expected a list of task names")
     if path and path[0] not in graph and path[-1] not in graph:
-        raise CheckFailed(item, f"not tasks of the plan: {path}")
+        return Diagnosis("invalid", f"not tasks of the plan: {path}")
     report = path_problems(graph, durations, path)
     if report and path_problems(graph, durations, path[::-1]) == "":
-        report = "reversed: write the path from the first task to the last"
+        return Diagnosis(
+            "off", "reversed: write the path from the first task to the last", "reversed_path"
+        )
     if report:
-        raise CheckFailed(item, report)
-    return on_track(item)
+        return Diagnosis("off", report, "not_critical")
+    return ON_TRACK
 
 
-def _mistakes(item: str, P: DagParams) -> dict:
+def _mistakes(item: str, P: DagParams) -> list[Mistake]:
     A, B = P.A, P.B
     cp_a = dag.critical_path(A.graph, A.durations)
     v = P.slack_node
     if item in ("makespan_a", "makespan_spurious"):
         graph = A.graph if item == "makespan_a" else A.with_edge(*A.spurious_edge)
         cp = dag.critical_path(graph, A.durations)
-        return {
-            "that counts the tasks on the critical path; the makespan adds their durations": len(
-                cp.path
+        return [
+            Mistake(
+                "counted_path_tasks",
+                len(cp.path),
+                "that counts the tasks on the critical path; the makespan adds their durations",
             ),
-            "that counts all the tasks; the makespan is a duration": len(graph),
-            "that is the serial time (one worker); with unlimited workers only the longest "
-            "path counts": cp.serial_time,
-        }
+            Mistake(
+                "counted_all_tasks",
+                len(graph),
+                "that counts all the tasks; the makespan is a duration",
+            ),
+            Mistake(
+                "serial_time",
+                cp.serial_time,
+                "that is the serial time (one worker); with unlimited workers only the longest "
+                "path counts",
+            ),
+        ]
     if item == "slack_a":
-        return {
-            "you subtracted the earliest finish; slack is latest start minus earliest start": (
-                cp_a.latest_start[v] - cp_a.earliest_finish[v]
+        return [
+            Mistake(
+                "used_earliest_finish",
+                cp_a.latest_start[v] - cp_a.earliest_finish[v],
+                "you compared with the earliest finish; slack compares two start times",
             ),
-            "the tasks after it still need their time: its latest finish is not the makespan": (
-                cp_a.makespan - cp_a.earliest_finish[v]
+            Mistake(
+                "makespan_as_latest_finish",
+                cp_a.makespan - cp_a.earliest_finish[v],
+                "the tasks after it still need their time: its latest finish is not the makespan",
             ),
-            "only tasks on the critical path have no slack": 0,
-        }
+            Mistake("zero_slack", 0, "only tasks on the critical path have no slack"),
+        ]
     if item == "slack_spurious":
-        return {
-            "the new edge delays its earliest start: recompute ES and LS": cp_a.slack[v],
-            "you subtracted the earliest finish; slack is latest start minus earliest start": (
-                _spurious(P).latest_start[v] - _spurious(P).earliest_finish[v]
+        return [
+            Mistake(
+                "ignored_new_edge",
+                cp_a.slack[v],
+                "that is the slack without the new edge: it delays the task's earliest start, "
+                "so run both passes again",
             ),
-        }
+            Mistake(
+                "used_earliest_finish",
+                _spurious(P).latest_start[v] - _spurious(P).earliest_finish[v],
+                "you compared with the earliest finish; slack compares two start times",
+            ),
+        ]
     if item == "n_orders_a":
-        return {"that is every permutation; most of them break an edge": _factorial(len(A.graph))}
+        return [
+            Mistake(
+                "all_permutations",
+                _factorial(len(A.graph)),
+                "that is every permutation; most of them break an edge",
+            )
+        ]
     if item == "n_orders_b":
         gens = dag.generations(B.graph)
         widest = max(gens, key=len)
-        return {
-            "that is every permutation; most of them break an edge": _factorial(len(B.graph)),
-            "the widest layer is not the only freedom: a task without predecessors may also "
-            "slide between others": _factorial(len(widest)),
-        }
+        return [
+            Mistake(
+                "all_permutations",
+                _factorial(len(B.graph)),
+                "that is every permutation; most of them break an edge",
+            ),
+            Mistake(
+                "widest_layer_only",
+                _factorial(len(widest)),
+                "the widest layer is not the only freedom: a task without predecessors may "
+                "also slide between others",
+            ),
+        ]
     cp_b = dag.critical_path(B.graph, B.durations)
     coordinated, durations = B.with_coordination()
     wall = dag.list_schedule(coordinated, durations, P.workers).makespan
     work = sum(durations.values())
     if item == "wall_coordinated":
-        return {
-            "without the coordination node: add it before the fan-out": dag.list_schedule(
-                B.graph, B.durations, P.workers
-            ).makespan,
-            "that is the total work with coordination (one worker)": work,
-            "that is the serial time of the original list": cp_b.serial_time,
-        }
-    if item == "speedup_b":
-        return {
-            "inverted: speed-up is serial time divided by wall time": wall / cp_b.serial_time,
-            "the serial reference is the original list, without the coordination slots": (
-                work / wall
+        return [
+            Mistake(
+                "no_coordination",
+                dag.list_schedule(B.graph, B.durations, P.workers).makespan,
+                "without the coordination task: it runs before the fan-out",
             ),
-            "the wall time includes the coordination tax": cp_b.serial_time / cp_b.makespan,
-        }
+            Mistake(
+                "total_work",
+                work,
+                "that is the total work with coordination, as one worker would do it",
+            ),
+            Mistake(
+                "serial_time", cp_b.serial_time, "that is the serial time of the original list"
+            ),
+        ]
+    if item == "speedup_b":
+        return [
+            Mistake(
+                "inverted",
+                wall / cp_b.serial_time,
+                "inverted: a speed-up above 1 says how many times faster the parallel run is",
+            ),
+            Mistake(
+                "coordinated_serial",
+                work / wall,
+                "the serial reference is the original list, without the coordination slots",
+            ),
+            Mistake(
+                "wall_without_tax",
+                cp_b.serial_time / cp_b.makespan,
+                "the wall time is the coordinated run on P.workers workers, tax included",
+            ),
+        ]
     if item in ("locked", "locked_coordinated"):
         graph, durs = (B.graph, B.durations) if item == "locked" else (coordinated, durations)
-        return {
-            "the lock serialises the patches: they may no longer overlap": dag.list_schedule(
-                graph, durs, P.workers
-            ).makespan,
-        }
-    return {}
+        return [
+            Mistake(
+                "ignored_lock",
+                dag.list_schedule(graph, durs, P.workers).makespan,
+                "the lock serialises the patches: they may no longer overlap",
+            )
+        ]
+    return []
+
+
+_IDEAS = {
+    "n_orders_a": "count the ways: which tasks are free to move, and between which neighbours?",
+    "n_orders_b": "count the places each free task can take, and multiply the choices that do "
+    "not depend on each other",
+    "makespan_a": "with unlimited workers, the makespan is the longest chain of durations",
+    "slack_a": "run the forward and the backward pass; slack is how far the task's start may slip",
+    "slack_spurious": "add the spurious edge first, then run both passes again",
+    "makespan_spurious": "add the spurious edge, then find the longest chain of durations again",
+    "wall_coordinated": "simulate the list schedule on P.workers workers, the coordination task "
+    "before the fan-out",
+    "speedup_b": "compare the serial time of the original plan with the coordinated run's wall "
+    "time",
+    "locked": "tasks that share the resource key never run at the same time: simulate the "
+    "schedule again",
+    "locked_coordinated": "both at once: the coordination task and the lock",
+}
 
 
 def _spurious(P: DagParams):
@@ -291,64 +374,104 @@ def _factorial(n: int) -> int:
     return out
 
 
-def check(item: str, answer, P: DagParams) -> bool:
-    """Visible check of one answer of the notebook.
+def judge(item: str, answer, P: DagParams) -> Diagnosis:
+    """The verdict on one answer of the notebook.
 
     Items: those of :func:`key`; ``"order_a"`` passes for any topological order of example
     A, ``"path_a"`` and ``"path_b"`` for any critical path.
 
     Raises
     ------
-    decompkit.exercises.checks.CheckFailed
-        When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
+
+    Examples
+    --------
+    >>> P = DagParams()
+    >>> judge("order_a", ["report"], P).mistake, judge("makespan_a", 12, P).mistake
+    ('order_violated', 'serial_time')
     """
     A, B = P.A, P.B
-    if item == "order_a":
-        return check_order(item, answer, lambda order: dag.order_violations(A.graph, order))
-    if item in ("path_a", "path_b"):
-        ex = A if item == "path_a" else B
-        return _check_path(item, answer, ex.graph, ex.durations)
     expected = key(P)
-    if item == "ready_now":
-        if not unanswered(answer) and (
-            isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable)
-        ):
-            raise CheckFailed(item, f"expected a set of tasks, got {answer!r}")
-        done, running = set(P.done), set(P.running)
-        want = expected[item]
-        return check_set(
-            item,
-            answer,
-            want,
-            hints={
-                "a running task is not ready: it has already been dispatched": (
-                    lambda got: bool(got & running)
-                ),
-                "a finished task is not ready again": lambda got: bool(got & done),
-                "a task is ready only when every one of its predecessors is done": (
-                    lambda got: bool(got - want)
-                ),
-                "a task whose predecessors are all done is missing": lambda got: got < want,
-            },
-        )
     if item not in expected:
         raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    if item == "order_a":
+        return judge_order(answer, lambda order: dag.order_violations(A.graph, order))
+    if item in ("path_a", "path_b"):
+        ex = A if item == "path_a" else B
+        return _judge_path(answer, ex.graph, ex.durations)
+    if item == "ready_now":
+        done, running = set(P.done), set(P.running)
+        want = expected[item]
+        return judge_set(
+            answer,
+            want,
+            what="tasks",
+            hints=[
+                (
+                    "running_is_ready",
+                    lambda got: bool(got & running),
+                    "a running task is not ready: it has already been dispatched",
+                ),
+                (
+                    "done_is_ready",
+                    lambda got: bool(got & done),
+                    "a finished task is not ready again",
+                ),
+                (
+                    "predecessor_not_done",
+                    lambda got: bool(got - want),
+                    "a task is ready only when every one of its predecessors is done",
+                ),
+                (
+                    "ready_task_missing",
+                    lambda got: got < want,
+                    "a task whose predecessors are all done is missing",
+                ),
+            ],
+        )
     if item == "speedup_b":
-        return check_number(
-            item,
+        return judge_number(
             answer,
             expected[item],
             rtol=5e-3,
             mistakes=_mistakes(item, P),
             bounds=(0.0, float(P.workers)),
             bounds_hint="m workers cannot finish more than m times faster than one",
+            idea=_IDEAS[item],
         )
-    return check_number(
-        item, answer, expected[item], rtol=0, atol=1e-9, mistakes=_mistakes(item, P)
+    return judge_number(
+        answer,
+        expected[item],
+        rtol=0,
+        atol=1e-9,
+        mistakes=_mistakes(item, P),
+        idea=_IDEAS[item],
     )
 
+
+def check(item: str, answer, P: DagParams) -> None:
+    """The visible check of one item: prints ``[ok] B1 makespan_a: on track`` or a hint."""
+    report(EXERCISE, item, answer, P)
+
+
+#: Every graded item of the notebook, in its order.
+ITEMS = (
+    Item("order_a", "A1", ("order_a",), "topological_order_value", "order"),
+    Item("ready_now", "A2", ("ready_now",), "ready_set_value", "set"),
+    Item("n_orders_a", "A3", ("n_orders_a",), "count_orders_a_value", "number"),
+    Item("n_orders_b", "A4", ("n_orders_b",), "count_orders_b_value", "number"),
+    Item("makespan_a", "B1", ("makespan_a",), "makespan_a_value", "number"),
+    Item("path_a", "B2", ("path_a",), "critical_path_a_value", "sequence"),
+    Item("slack_a", "B3", ("slack_a",), "slack_value", "number"),
+    Item("path_b", "B4", ("path_b",), "critical_path_b_value", "sequence"),
+    Item("slack_spurious", "C1", ("slack_spurious",), "spurious_slack_value", "number"),
+    Item("makespan_spurious", "C2", ("makespan_spurious",), "spurious_makespan_value", "number"),
+    Item("wall_coordinated", "D1", ("wall_coordinated",), "coordinated_wall_value", "number"),
+    Item("speedup_b", "D2", ("speedup_b",), "speedup_value", "number"),
+    Item("locked", "D3", ("locked",), "locked_value", "number"),
+    Item("locked_coordinated", "D4", ("locked_coordinated",), "locked_coordinated_value", "number"),
+)
 
 #: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
 EXERCISE = Exercise(
@@ -357,22 +480,7 @@ EXERCISE = Exercise(
     Params=DagParams,
     draw=draw,
     key=key,
-    check=check,
+    judge=judge,
     degenerate=degenerate,
-    grade_cells={
-        "topological_order_value": "order_a",
-        "ready_set_value": "ready_now",
-        "count_orders_a_value": "n_orders_a",
-        "count_orders_b_value": "n_orders_b",
-        "makespan_a_value": "makespan_a",
-        "critical_path_a_value": "path_a",
-        "slack_value": "slack_a",
-        "critical_path_b_value": "path_b",
-        "spurious_slack_value": "slack_spurious",
-        "spurious_makespan_value": "makespan_spurious",
-        "coordinated_wall_value": "wall_coordinated",
-        "speedup_value": "speedup_b",
-        "locked_value": "locked",
-        "locked_coordinated_value": "locked_coordinated",
-    },
+    items=ITEMS,
 )

@@ -28,15 +28,17 @@ from ..artefact import (
     migration_scenario,
     migration_stages,
 )
-from ._contract import Exercise
+from ._contract import Diagnosis, Exercise, Item
+from ._page import NumbersDisplay, report
 from ._support import cached_key, grid, known_item, mistake_clashes, text_table
 from .checks import (
-    CheckFailed,
-    check_choice,
-    check_choices,
-    check_number,
-    check_set,
-    unanswered,
+    Mistake,
+    form_choices,
+    judge_choice,
+    judge_choices,
+    judge_number,
+    judge_set,
+    read_set,
 )
 
 __all__ = [
@@ -47,9 +49,10 @@ __all__ = [
     "REVISIONS",
     "STAGE",
     "key",
+    "judge",
+    "form",
     "check",
-    "check_moves",
-    "check_refused",
+    "ITEMS",
     "degenerate",
     "plan_at",
     "steps_table",
@@ -58,7 +61,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class HarnessParams:
+class HarnessParams(NumbersDisplay):
     """Numbers of the plan-artefact and harness notebook (lecture sections 3 and 4).
 
     Attributes
@@ -276,49 +279,98 @@ def key(P: HarnessParams) -> dict:
     }
 
 
-def _mistakes(item: str, P: HarnessParams) -> dict:
+def _mistakes(item: str, P: HarnessParams) -> list[Mistake]:
     p, q, n, B, r = P.p, P.q, P.n, P.budget, P.persuasion
     success = markov.success_exact(n, p, q, B)
     return {
-        "progress_original": {"that counts the steps added after evidence as original": 5 / 9},
-        "progress_current": {
-            "the current plan has nine steps, three of them added after the evidence": 5 / 6
-        },
-        "success": {
-            "that is p**n, the chain without an audit; caught errors are retried": p**n,
-            "that is the perfect audit (q = 1): a binomial tail": markov.success_exact(
-                n, p, 1.0, B
+        "progress_original": [
+            Mistake(
+                "used_current_plan",
+                5 / 9,
+                "that is the share of the plan as it stands now; the question asks about the "
+                "steps it had when it was accepted",
+            )
+        ],
+        "progress_current": [
+            Mistake(
+                "used_original_plan",
+                5 / 6,
+                "that is the share of the original plan; the current plan also holds the steps "
+                "added after the evidence",
+            )
+        ],
+        "success": [
+            Mistake(
+                "no_audit",
+                p**n,
+                "that is the chain without an audit; here caught errors are retried",
             ),
-        },
-        "corrupted": {
-            "not every failure is corruption: a run can also run out of budget": 1 - success,
-            "that is one round's escape rate (1-p)(1-q), not the chance over the budget": (
-                (1 - p) * (1 - q)
+            Mistake(
+                "perfect_audit",
+                markov.success_exact(n, p, 1.0, B),
+                "that is a perfect audit, which catches every error; this one misses some",
             ),
-        },
-        "q_effective": {
-            "persuasion removes catches: the auditor keeps q (1 - persuasion)": q * r,
-            "detection still needs the auditor's own q: multiply by it": 1 - r,
-        },
-        "success_trace_reader": {
-            "that is the auditor reading the environment, with its full q": success,
-            "the trace reader still catches some errors: use q (1 - persuasion), not 0": p**n,
-        },
-        "appended_cost": {
-            "round t reads L0 + a t tokens for t = 0 .. T-1, not t = 1 .. T": (
-                harness.appended_context_cost(P.T + 1, P.a, P.L0) - P.L0**2
+        ],
+        "corrupted": [
+            Mistake(
+                "one_minus_success",
+                1 - success,
+                "not every failure is corruption: a run can also run out of budget",
             ),
-            "the cost adds every round's (L0 + a t)**2, not only the last round's": (
-                P.T * (P.L0 + P.a * (P.T - 1)) ** 2
+            Mistake(
+                "one_round_escape",
+                (1 - p) * (1 - q),
+                "that is one round's escape rate, not the chance over the whole budget",
             ),
-        },
-        "cost_ratio": {
-            "that is fresh over appended; the question asks appended over fresh": (
+        ],
+        "q_effective": [
+            Mistake(
+                "used_persuasion",
+                q * r,
+                "that is the share of catches the narration talks the auditor out of; it "
+                "keeps the others",
+            ),
+            Mistake(
+                "forgot_q",
+                1 - r,
+                "detection still starts from the auditor's own rate q",
+            ),
+        ],
+        "success_trace_reader": [
+            Mistake(
+                "full_detection",
+                success,
+                "that is the auditor reading the environment, with its full detection rate",
+            ),
+            Mistake(
+                "no_detection",
+                p**n,
+                "the trace reader still catches some errors: its detection rate is not zero",
+            ),
+        ],
+        "appended_cost": [
+            Mistake(
+                "rounds_off_by_one",
+                harness.appended_context_cost(P.T + 1, P.a, P.L0) - P.L0**2,
+                "round t reads L0 + a t tokens for t = 0 .. T-1, not t = 1 .. T",
+            ),
+            Mistake(
+                "last_round_only",
+                P.T * (P.L0 + P.a * (P.T - 1)) ** 2,
+                "the cost adds up every round, each at its own context length, not the last "
+                "round's T times",
+            ),
+        ],
+        "cost_ratio": [
+            Mistake(
+                "inverted",
                 harness.fresh_context_cost(P.T, P.L_star)
-                / harness.appended_context_cost(P.T, P.a, P.L0)
-            ),
-        },
-    }.get(item, {})
+                / harness.appended_context_cost(P.T, P.a, P.L0),
+                "inverted: the question asks how many times the fresh contexts' cost the "
+                "appended transcript costs",
+            )
+        ],
+    }.get(item, [])
 
 
 _BOUNDS = {
@@ -332,90 +384,135 @@ _BOUNDS = {
     "cost_ratio": ((0.0, np.inf), "a ratio of two costs is positive"),
 }
 
+_IDEAS = {
+    "progress_original": "count the done steps among those the plan had when it was accepted",
+    "progress_current": "count the done steps among all the steps the plan has now",
+    "success": "the loop is the absorbing chain of notebook 2, with this notebook's n, p, q "
+    "and budget",
+    "corrupted": "read the entry of state C in the first row of the matrix power",
+    "q_effective": "the auditor catches an error only when it would have caught it and is "
+    "not talked out of it",
+    "success_trace_reader": "the same chain as in B1, with the trace reader's detection rate",
+    "appended_cost": "add up the squared context length of every round t = 0 .. T-1",
+    "cost_ratio": "divide the appended transcript's cost by the cost of T fresh rounds",
+}
 
-def check(item: str, answer, P: HarnessParams) -> bool:
-    """Visible check of one answer of the notebook (see :func:`key` for the items).
+_MOVE_HINTS = {
+    "pending -> done, with evidence": "a step is done only after it was active",
+    "active -> done, no evidence": "done requires evidence",
+    "blocked -> active, credentials arrived": "a blocked step goes back to pending first",
+    "done -> abandoned, no longer needed": "a done result is reopened, never abandoned",
+    "pending -> abandoned, no reason given": "abandoning keeps its reason",
+}
+_REVISION_HINTS = [
+    (
+        "refused_an_addition",
+        lambda got: "add a rollback rehearsal before redeploy" in got,
+        "adding a step that waits for evidence is how a plan learns; it is accepted",
+    ),
+    (
+        "refused_the_reopening",
+        lambda got: "reopen the ETL patch: its dry run used stale data" in got,
+        "a done result may be invalidated: reopening is a legal revision",
+    ),
+]
+_CLUSTERED = ["lower", "higher", "unchanged"]
+
+
+def judge(item: str, answer, P: HarnessParams) -> Diagnosis:
+    """The verdict on one answer of the notebook (see :func:`key` for the items).
 
     Raises
     ------
-    decompkit.exercises.checks.CheckFailed
-        When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
+
+    Examples
+    --------
+    >>> P = HarnessParams()
+    >>> judge("q_effective", P.q * P.persuasion, P).mistake
+    'used_persuasion'
+    >>> judge("clustered", "higher", P).status
+    'off'
     """
     expected = known_item(key(P), item)
     if item == "ready_now":
         plan = plan_at(STAGE)
-        return check_set(
-            item,
+        return judge_set(
             answer,
             expected[item],
-            hints={
-                "a step is ready only when every step it waits for is done": lambda got: any(
-                    any(plan.step(d).state is not DONE for d in plan.step(s).depends_on)
-                    for s in got
-                    if s in plan.graph()
+            what="step ids",
+            hints=[
+                (
+                    "waits_for_undone",
+                    lambda got: any(
+                        any(plan.step(d).state is not DONE for d in plan.step(s).depends_on)
+                        for s in got
+                        if s in plan.graph()
+                    ),
+                    "a step is ready only when every step it waits for is done",
                 ),
-                "done steps are not ready any more": lambda got: any(
-                    s in plan.graph() and plan.step(s).state is DONE for s in got
+                (
+                    "done_is_ready",
+                    lambda got: any(s in plan.graph() and plan.step(s).state is DONE for s in got),
+                    "done steps are not ready any more",
                 ),
-            },
+            ],
         )
     if item == "moves":
-        return check_moves(answer)
+        return judge_choices(answer, _verdicts()[0], ["legal", "illegal"], _MOVE_HINTS)
     if item == "refused":
-        return check_refused(answer)
+        problem = _refused_form(answer)
+        if problem is not None:
+            return problem
+        return judge_set(answer, _verdicts()[1], hints=_REVISION_HINTS, what="proposals")
     if item == "clustered":
-        return check_choice(
-            item,
+        return judge_choice(
             answer,
             expected[item],
-            ["lower", "higher", "unchanged"],
+            _CLUSTERED,
             "with the same mean p, hard subtasks burn more rounds and slip more often",
         )
     bounds, hint = _BOUNDS[item]
-    return check_number(
-        item, answer, expected[item], mistakes=_mistakes(item, P), bounds=bounds, bounds_hint=hint
-    )
-
-
-def check_moves(answer) -> bool:
-    """Visible check of the legal/illegal verdicts on :data:`MOVES`."""
-    return check_choices(
-        "moves",
+    return judge_number(
         answer,
-        _verdicts()[0],
-        ["legal", "illegal"],
-        {
-            "pending -> done, with evidence": "a step is done only after it was active",
-            "active -> done, no evidence": "done requires evidence",
-            "blocked -> active, credentials arrived": "a blocked step goes back to pending first",
-            "done -> abandoned, no longer needed": "a done result is reopened, never abandoned",
-            "pending -> abandoned, no reason given": "abandoning keeps its reason",
-        },
+        expected[item],
+        mistakes=_mistakes(item, P),
+        bounds=bounds,
+        bounds_hint=hint,
+        idea=_IDEAS[item],
     )
 
 
-def check_refused(answer) -> bool:
-    """Visible check of the set of :data:`REVISIONS` the plan refuses."""
-    if unanswered(answer):
-        return check_set("refused", answer, ())
-    unknown = [r for r in answer if r not in REVISIONS] if not isinstance(answer, str) else []
+def _refused_form(answer) -> Diagnosis | None:
+    got, problem = read_set(answer, "proposals (the keys of loop.REVISIONS)")
+    if problem is not None:
+        return problem
+    unknown = sorted(str(r) for r in got if r not in REVISIONS)
     if unknown:
-        raise CheckFailed("refused", f"not among the proposals: {unknown}")
-    return check_set(
-        "refused",
-        answer,
-        _verdicts()[1],
-        hints={
-            "adding a step that waits for evidence is how a plan learns; it is accepted": (
-                lambda got: "add a rollback rehearsal before redeploy" in got
-            ),
-            "a done result may be invalidated: reopening is a legal revision": (
-                lambda got: "reopen the ETL patch: its dry run used stale data" in got
-            ),
-        },
-    )
+        return Diagnosis("invalid", f"not among the proposals: {unknown}")
+    return None
+
+
+def form(item: str, answer, P: HarnessParams) -> Diagnosis:
+    """What the visible check of a legal/illegal, refused or lower/higher item says: the
+    form only (naming what is off would give the answer away); the hidden tests grade it."""
+    graded = "as asked; graded when you hand in"
+    if item == "moves":
+        problem = form_choices(answer, MOVES, ["legal", "illegal"])
+        return problem or Diagnosis("ok", f"a word for every move, {graded}")
+    if item == "refused":
+        problem = _refused_form(answer)
+        return problem or Diagnosis("ok", f"a set of proposals, {graded}")
+    verdict = judge_choice(answer, _CLUSTERED[0], _CLUSTERED)
+    if verdict.status == "invalid":
+        return verdict
+    return Diagnosis("ok", f"one of the three words, {graded}")
+
+
+def check(item: str, answer, P: HarnessParams) -> None:
+    """The visible check of one item: prints ``[ok] B1 success: on track`` or a hint."""
+    report(EXERCISE, item, answer, P)
 
 
 def degenerate(P: HarnessParams) -> list[str]:
@@ -445,6 +542,28 @@ def degenerate(P: HarnessParams) -> list[str]:
     return found
 
 
+#: Every graded item of the notebook, in its order.
+ITEMS = (
+    Item("ready_now", "A1", ("ready_now",), "ready_now_value", "set"),
+    Item("moves", "A2", ("moves",), "moves_value", "choices", True),
+    Item("progress_original", "A3", ("progress_original",), "progress_original_value", "number"),
+    Item("progress_current", "A3", ("progress_current",), "progress_current_value", "number"),
+    Item("refused", "A4", ("refused",), "refused_value", "set", True),
+    Item("success", "B1", ("success",), "success_value", "number"),
+    Item("corrupted", "B2", ("corrupted",), "corrupted_value", "number"),
+    Item("q_effective", "B3", ("q_effective",), "q_effective_value", "number"),
+    Item(
+        "success_trace_reader",
+        "B4",
+        ("success_trace_reader",),
+        "success_trace_reader_value",
+        "number",
+    ),
+    Item("clustered", "B5", ("clustered",), "clustered_value", "choice", True),
+    Item("appended_cost", "C1", ("appended_cost",), "appended_cost_value", "number"),
+    Item("cost_ratio", "C2", ("cost_ratio",), "cost_ratio_value", "number"),
+)
+
 #: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
 EXERCISE = Exercise(
     name="harness",
@@ -452,20 +571,8 @@ EXERCISE = Exercise(
     Params=HarnessParams,
     draw=draw,
     key=key,
-    check=check,
+    judge=judge,
     degenerate=degenerate,
-    grade_cells={
-        "ready_now_value": "ready_now",
-        "moves_value": "moves",
-        "progress_original_value": "progress_original",
-        "progress_current_value": "progress_current",
-        "refused_value": "refused",
-        "success_value": "success",
-        "corrupted_value": "corrupted",
-        "q_effective_value": "q_effective",
-        "success_trace_reader_value": "success_trace_reader",
-        "clustered_value": "clustered",
-        "appended_cost_value": "appended_cost",
-        "cost_ratio_value": "cost_ratio",
-    },
+    items=ITEMS,
+    form=form,
 )

@@ -1,5 +1,10 @@
 """Parameters, answer key and visible checks of the long-horizon notebook (the audited
-Markov chain)."""
+Markov chain).
+
+``key(P)`` computes every answer with :mod:`decompkit.markov`; ``judge(item, answer, P)``
+names the likely mistake of an answer that is off, and ``check(item, answer, P)`` prints the
+notebook's one-line check.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import markov
-from ._contract import Exercise
+from ._contract import Diagnosis, Exercise, Item
+from ._page import NumbersDisplay, report
 from ._support import cached_key, grid, known_item, mistake_clashes
-from .checks import CheckFailed, check_number, not_yet, on_track, unanswered
+from .checks import ON_TRACK, Mistake, judge_number
 
-__all__ = ["HorizonParams", "draw", "degenerate", "key", "check", "check_matrix", "EXERCISE"]
+__all__ = ["HorizonParams", "draw", "degenerate", "key", "judge", "check", "ITEMS", "EXERCISE"]
 
 
 @dataclass(frozen=True)
-class HorizonParams:
+class HorizonParams(NumbersDisplay):
     """Numbers of the long-horizon notebook (lecture section 3).
 
     Attributes
@@ -107,101 +113,196 @@ def degenerate(P: HorizonParams) -> list[str]:
     return found
 
 
-def _mistakes(item: str, P: HorizonParams) -> dict[str, float]:
+def _mistakes(item: str, P: HorizonParams) -> list[Mistake]:
     p, q, n, B, t = P.p, P.q, P.n, P.budget, P.t
     lam = (1 - p) * (1 - q)
     return {
-        "escape_rate": {
-            "that is the rate of caught errors (1-p) q; the escape is an error the audit misses": (
-                (1 - p) * q
+        "escape_rate": [
+            Mistake(
+                "caught_share",
+                (1 - p) * q,
+                "that is the share of caught errors; an escape is an error the audit misses",
             ),
-            "an escape needs an error first: multiply by (1 - p)": 1 - q,
-        },
-        "success": {
-            "that is p**n, the chain with no audit; here caught errors are retried": p**n,
-        },
-        "success_no_audit": {
-            "with q = 0 every error corrupts: the budget does not matter, the answer is p**n": (
-                markov.success_exact(n, p, q, B)
+            Mistake(
+                "forgot_the_error",
+                1 - q,
+                "an escape needs an error first: the audit can only miss what went wrong",
             ),
-        },
-        "grounded": {
-            "grounded means no escape yet: (1 - lambda)**t, not 1 - lambda t": 1 - lam * t,
-            "that is p**t; a caught error keeps the state grounded": p**t,
-        },
-        "grounded_half_life": {
-            "that is the approximation ln 2 / lambda; use -ln(1 - lambda)": math.log(2) / lam,
-            "you used the chain's half-life ln 2 / -ln p, which ignores the audit": (
-                math.log(2) / -math.log(p)
+        ],
+        "success": [
+            Mistake(
+                "no_audit",
+                p**n,
+                "that is the chain without an audit; here a caught error is retried within "
+                "the budget",
             ),
-        },
-        "min_budget_factor": {
-            "a verified subtask costs 1/p rounds on average, not p": p,
-        },
-    }.get(item, {})
+        ],
+        "success_no_audit": [
+            Mistake(
+                "kept_the_audit",
+                markov.success_exact(n, p, q, B),
+                "that is the success with the audit; without it every error corrupts the run",
+            ),
+        ],
+        "grounded": [
+            Mistake(
+                "linear_in_t",
+                1 - lam * t,
+                "grounded means no escape in any of the t rounds: the rounds multiply, they "
+                "do not subtract",
+            ),
+            Mistake(
+                "ignored_the_audit",
+                p**t,
+                "that counts every error as an escape; a caught error keeps the state grounded",
+            ),
+        ],
+        "grounded_half_life": [
+            Mistake(
+                "used_approximation",
+                math.log(2) / lam,
+                "that is the approximation for a small escape rate; solve for the exact half-life",
+            ),
+            Mistake(
+                "chain_half_life",
+                math.log(2) / -math.log(p),
+                "that is the chain's half-life, which ignores the audit: here only escapes "
+                "end the grounded run",
+            ),
+        ],
+        "min_budget_factor": [
+            Mistake(
+                "used_p",
+                p,
+                "a verified subtask costs more than one round on average, not less",
+            ),
+        ],
+    }.get(item, [])
 
 
-def check(item: str, answer, P: HorizonParams) -> bool:
-    """Visible check of one numeric answer (see :func:`key` for the items).
+_IDEAS = {
+    "escape_rate": "an escape is one round in which an error happens and the audit misses it",
+    "success": "success is the n-th advance within P.budget rounds: entry (0, n) of the "
+    "matrix power",
+    "success_no_audit": "with q = 0 every error corrupts the run at once; does the budget "
+    "still matter?",
+    "grounded": "grounded after t rounds means no escape in any of them",
+    "grounded_half_life": "solve g_t = 1/2 for t exactly",
+    "min_budget_factor": "with every error caught, a subtask takes as many rounds on average "
+    "as a geometric wait for an advance",
+    "collapse": "walk the grid 5, 10, ..., 200 with B = round(budget factor * n) and find the "
+    "first horizon whose success is below one half",
+}
 
-    ``"T_small"`` is the transition matrix (see :func:`check_matrix`).
+
+def judge(item: str, answer, P: HorizonParams) -> Diagnosis:
+    """The verdict on one answer of the notebook (see :func:`key` for the items).
+
+    ``"T_small"`` is the transition matrix built by hand (see :func:`judge_matrix`).
 
     Raises
     ------
-    decompkit.exercises.checks.CheckFailed
-        When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
+
+    Examples
+    --------
+    >>> P = HorizonParams()
+    >>> judge("T_small", key(P)["T_small"], P).status
+    'ok'
+    >>> judge("grounded", 1 - (1 - P.p) * (1 - P.q) * P.t, P).mistake
+    'linear_in_t'
     """
-    expected = known_item(key(P), item)
+    expected = known_item(key(P), item)[item]
     if item == "T_small":
-        return check_matrix(answer, P)
+        return judge_matrix(answer, P)
     if item == "collapse":
-        if unanswered(answer):
-            return not_yet(item)
-        if expected[item] is None:
+        if expected is None:
             if answer is not False:
-                raise CheckFailed(item, "nothing on the grid collapses here: answer False")
-            return on_track(item)
-        grid_hint = "the grid is 5, 10, ..., 200; success must be *below* the threshold"
-        return check_number(
-            item,
+                return Diagnosis("off", "nothing on the grid collapses here: answer False")
+            return ON_TRACK
+        if isinstance(answer, (bool, np.bool_)):
+            return Diagnosis("off", "a horizon on the grid collapses: answer its n")
+        grid_hint = "the grid is 5, 10, ..., 200; success must be *below* one half"
+        return judge_number(
             answer,
-            expected[item],
+            expected,
             rtol=0,
             atol=0.5,
-            mistakes={grid_hint: expected[item] - 5},
+            mistakes=[
+                Mistake(
+                    "not_yet_below_half",
+                    expected - 5,
+                    "on that horizon success is not yet below one half",
+                )
+            ],
             bounds=(5, 200),
             bounds_hint=grid_hint,
+            idea=_IDEAS[item],
         )
-    bounds = (1.0, math.inf) if item == "min_budget_factor" else (0.0, math.inf)
-    if item not in ("grounded_half_life", "min_budget_factor"):
-        bounds = (0.0, 1.0)
-    return check_number(item, answer, expected[item], mistakes=_mistakes(item, P), bounds=bounds)
+    bounds = {"grounded_half_life": (0.0, math.inf), "min_budget_factor": (1.0, math.inf)}
+    return judge_number(
+        answer,
+        expected,
+        mistakes=_mistakes(item, P),
+        bounds=bounds.get(item, (0.0, 1.0)),
+        bounds_hint={
+            "grounded_half_life": "a half-life is a positive number of rounds",
+            "min_budget_factor": "a subtask takes at least one round",
+        }.get(item, "a probability lies in [0, 1]"),
+        idea=_IDEAS[item],
+    )
 
 
-def check_matrix(answer, P: HorizonParams) -> bool:
-    """Visible check of the transition matrix built by hand for ``P.n_small`` subtasks."""
-    name = "T_small"
-    if unanswered(answer):
-        return not_yet(name)
+def judge_matrix(answer, P: HorizonParams) -> Diagnosis:
+    """The verdict on the transition matrix built by hand for ``P.n_small`` subtasks."""
     want = markov.transition_matrix(P.n_small, P.p, P.q)
-    got = np.asarray(answer, dtype=float)
+    try:
+        got = np.asarray(answer, dtype=float)
+    except (TypeError, ValueError):
+        return Diagnosis("invalid", "expected a square array of numbers (rows of equal length)")
     if got.shape != want.shape:
-        raise CheckFailed(name, f"expected shape {want.shape} (states 0..n and C), got {got.shape}")
+        return Diagnosis(
+            "invalid", f"expected shape {want.shape} (states 0..n and C), got {got.shape}"
+        )
+    if not np.isfinite(got).all():
+        return Diagnosis("invalid", "the matrix holds a NaN or an infinity")
     sums = got.sum(axis=1)
     bad = np.flatnonzero(~np.isclose(sums, 1.0))
     if bad.size:
         row = int(bad[0])
-        raise CheckFailed(name, f"row {row} sums to {sums[row]:.4g}, expected 1")
+        return Diagnosis(
+            "off",
+            f"row {row} sums to {sums[row]:.4g}: the moves out of a state sum to 1",
+            "row_sum",
+        )
     if not np.isclose(got[-1, -1], 1.0) or not np.isclose(got[-2, -2], 1.0):
-        raise CheckFailed(name, "the done state n and the corrupted state C must absorb")
+        return Diagnosis(
+            "off", "the done state n and the corrupted state C must absorb", "not_absorbing"
+        )
     if np.allclose(got, want.T):
-        raise CheckFailed(name, "transposed: row i holds the moves *out of* state i")
+        return Diagnosis("off", "transposed: row i holds the moves *out of* state i", "transposed")
     if not np.allclose(got, want, atol=1e-9):
-        raise CheckFailed(name, "a move is off: advance p, stay (1-p) q, corrupt (1-p)(1-q)")
-    return on_track(name)
+        return Diagnosis("off", "a move is off: compare each row with the table of moves above")
+    return ON_TRACK
 
+
+def check(item: str, answer, P: HorizonParams) -> None:
+    """The visible check of one item: prints ``[ok] B1 success: on track`` or a hint."""
+    report(EXERCISE, item, answer, P)
+
+
+#: Every graded item of the notebook, in its order.
+ITEMS = (
+    Item("T_small", "A1", ("T_small",), "transition_matrix_value", "matrix"),
+    Item("escape_rate", "A2", ("escape",), "escape_rate_value", "number"),
+    Item("success", "B1", ("success",), "success_value", "number"),
+    Item("success_no_audit", "B2", ("success_no_audit",), "success_no_audit_value", "number"),
+    Item("grounded", "C1", ("grounded",), "grounded_value", "number"),
+    Item("grounded_half_life", "C2", ("grounded_half",), "grounded_half_life_value", "number"),
+    Item("min_budget_factor", "C3", ("gamma_min",), "min_budget_factor_value", "number"),
+    Item("collapse", "D1", ("n_collapse",), "collapse_value", "number"),
+)
 
 #: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
 EXERCISE = Exercise(
@@ -210,16 +311,7 @@ EXERCISE = Exercise(
     Params=HorizonParams,
     draw=draw,
     key=key,
-    check=check,
+    judge=judge,
     degenerate=degenerate,
-    grade_cells={
-        "transition_matrix_value": "T_small",
-        "escape_rate_value": "escape_rate",
-        "success_value": "success",
-        "success_no_audit_value": "success_no_audit",
-        "grounded_value": "grounded",
-        "grounded_half_life_value": "grounded_half_life",
-        "min_budget_factor_value": "min_budget_factor",
-        "collapse_value": "collapse",
-    },
+    items=ITEMS,
 )

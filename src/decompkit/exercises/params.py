@@ -152,12 +152,20 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     (0.9, 10, 0.1074)
     >>> params("chain", "s1234") == params("chain", "s1234") != P
     True
+    >>> from decompkit.exercises._page import student_of
+    >>> student_of(P), student_of(params("chain", "s1234"))
+    (None, 's1234')
     """
     exercise = _exercise(notebook)
     who = student_id(student)
     if who is None or who == LECTURE:
-        return exercise.Params()
-    return _draw(notebook, who, assignment)
+        drawn = exercise.Params()
+    else:
+        drawn = _draw(notebook, who, assignment)
+    # Whose numbers these are travels with them (outside the fields: equality, hashing and
+    # the answer key see the numbers only), so every check can say it.
+    object.__setattr__(drawn, "_student", who)
+    return drawn
 
 
 @functools.lru_cache(maxsize=1024)  # every hidden test asks again; the objects are frozen

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from .. import architectures
 from ..dag import descendants
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
-from ._contract import Exercise
+from ._contract import Diagnosis, Exercise, Item
+from ._page import NumbersDisplay, report
 from ._support import cached_key, text_table
-from .checks import CheckFailed, check_set, not_yet, on_track, unanswered
+from .checks import ON_TRACK, judge_set, read_set
 
 __all__ = [
     "PlansParams",
@@ -34,16 +35,16 @@ __all__ = [
     "repair_problems",
     "degenerate",
     "key",
+    "judge",
+    "judge_edges",
     "check",
-    "check_placement",
-    "check_edges",
-    "check_repair",
+    "ITEMS",
     "EXERCISE",
 ]
 
 
 @dataclass(frozen=True)
-class PlansParams:
+class PlansParams(NumbersDisplay):
     """Choices of the plans-as-objects notebook (lecture section 6).
 
     Attributes
@@ -241,167 +242,166 @@ def key(P: PlansParams) -> dict:
     }
 
 
-def check_placement(architecture: str, answer) -> bool:
-    """Visible check of one architecture's placement on the seven dimensions.
+def _placement(architecture: str, answer) -> Diagnosis:
+    """The verdict on one architecture's placement on the seven dimensions.
 
-    Every wrong cell is named with a hint that points at the deciding fact; the expected
-    choice is never shown.
-
-    Examples
-    --------
-    >>> check_placement("ReWOO", architectures.placement("ReWOO"))
-    [ok] ReWOO: on track.
-    True
+    Every wrong cell is named with a hint that points at the deciding fact in the
+    description; the expected choice is never shown.
     """
-    name = architecture
-    if unanswered(answer):
-        return not_yet(name)
     if not isinstance(answer, Mapping):
-        raise CheckFailed(name, f"expected a dict {{dimension: choice}}, got {answer!r}")
+        return Diagnosis(
+            "invalid", f"expected a dict {{dimension: choice}}, got a {type(answer).__name__}"
+        )
     try:
         grades = architectures.grade_placement(architecture, answer)
     except ValueError as error:
-        raise CheckFailed(name, str(error)) from None
+        return Diagnosis("invalid", " ".join(str(error).split()))
     wrong = {dim: g for dim, g in grades.items() if not g.correct}
-    if wrong:
-        lines = "\n".join(f"  - {dim}: {g.hint}" for dim, g in wrong.items())
-        raise CheckFailed(name, f"{len(wrong)} of {len(grades)} cells off:\n{lines}")
-    return on_track(name)
+    if not wrong:
+        return ON_TRACK
+    details = "; ".join(f"{dim}: {g.hint}" for dim, g in wrong.items())
+    return Diagnosis("off", f"{len(wrong)} of {len(grades)} cells off - {details}", "placement")
 
 
-def _kind_hints(expected: set) -> dict:
-    hints = {}
-    for kind, hint in (
-        ("cycle", "follow depends_on from step to step: does some path come back to its start?"),
-        ("unknown_tool", "compare every tool name, letter by letter, with P.tools"),
-        ("unknown_dependency", "does every id listed in depends_on name a step of the plan?"),
-        ("duplicate_id", "is every id used once?"),
-    ):
-        if kind in expected:
-            hints[f"a problem is missing: {hint}"] = lambda got, kind=kind: kind not in got
-    hints["one of these kinds does not occur in this plan; the validator would not report it"] = (
-        lambda got: not got <= expected
-    )
-    return hints
+def _kind_hints(expected: set) -> list:
+    return [
+        (
+            "kind_not_in_plan",
+            lambda got: not got <= expected,
+            "one of these kinds does not occur in this plan: the validator would not report it",
+        ),
+        (
+            "kind_missing",
+            lambda got: got < expected,
+            "a kind of problem is missing: hold the plan against each rule of the validator "
+            "in turn",
+        ),
+    ]
 
 
-def _cycle_hints(name: str, P: PlansParams, expected: set) -> dict:
+def _cycle_hints(name: str, P: PlansParams, expected: set) -> list:
     steps = plan(name)["steps"]
     ids = {s["id"] for s in steps}
     graph = {s["id"]: [d for d in s["depends_on"] if d in ids] for s in steps}
     downstream = descendants(graph, list(expected)) - expected
-    return {
-        "a step that waits on the cycle is stuck too, but it is not on the cycle: from it "
-        "you cannot get back to itself": lambda got: bool(got & downstream),
-        "a step the cycle waits on is not on the cycle either": lambda got: bool(
-            got - expected - downstream
+    return [
+        (
+            "waits_on_cycle",
+            lambda got: bool(got & downstream),
+            "a step that waits on the cycle is stuck too, but it is not on the cycle: from it "
+            "you cannot get back to itself",
         ),
-        "the cycle is longer: keep following depends_on until you come back to the start": (
-            lambda got: got < expected
+        (
+            "feeds_cycle",
+            lambda got: bool(got - expected - downstream),
+            "a step the cycle waits on is not on the cycle either",
         ),
-    }
+        (
+            "cycle_too_short",
+            lambda got: got < expected,
+            "the cycle is longer: keep following depends_on until you come back to the start",
+        ),
+    ]
 
 
-def check(item: str, answer, P: PlansParams) -> bool:
-    """Visible check of one answer of the notebook (see :func:`key` for the items).
+def _pair_hints(item: str, expected: dict) -> list:
+    other = "listed_unread" if item == "reads_unlisted" else "reads_unlisted"
+    flipped = {(b, a) for a, b in expected[item]}
+    return [
+        (
+            "other_kind",
+            lambda got: bool(got) and got <= expected[other],
+            "these pairs are the other kind of disagreement: reread which list the question "
+            "starts from",
+        ),
+        (
+            "pair_reversed",
+            lambda got: bool(got & flipped),
+            "write each pair as (step, the step it reads or lists), the reader first",
+        ),
+        (
+            "pair_missing",
+            lambda got: got < expected[item],
+            "a pair is missing: read every argument, lists and ${k} included",
+        ),
+    ]
 
-    The placements go to :func:`check_placement`, ``"rewoo_edges"`` to :func:`check_edges`,
-    ``"fixed_plan"`` to :func:`check_repair`; the sets are checked here.
+
+def judge(item: str, answer, P: PlansParams) -> Diagnosis:
+    """The verdict on one answer of the notebook (see :func:`key` for the items).
+
+    The placements are graded cell by cell, ``"rewoo_edges"`` step by step
+    (:func:`judge_edges`), ``"fixed_plan"`` by :func:`repair_problems`; the rest are sets.
 
     Raises
     ------
-    decompkit.exercises.checks.CheckFailed
-        When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
+
+    Examples
+    --------
+    >>> judge("kinds_a", {"cycle", "unknown_tool"}, PlansParams()).mistake
+    'kind_missing'
     """
-    if item in PLACEMENTS:
-        return check_placement(PLACEMENTS[item], answer)
-    if item == "rewoo_edges":
-        return check_edges(answer, P)
-    if item == "fixed_plan":
-        return check_repair(answer, P)
     expected = key(P)
+    if item not in expected:
+        raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+    if item in PLACEMENTS:
+        return _placement(PLACEMENTS[item], answer)
+    if item == "rewoo_edges":
+        return judge_edges(answer, P)
+    if item == "fixed_plan":
+        report = repair_problems(answer, P)
+        return Diagnosis("off", " ".join(report.split()), "not_repaired") if report else ON_TRACK
+    got, problem = read_set(answer, "strings" if item == "kinds_a" else "step ids")
+    if problem is not None:
+        return problem
     if item == "kinds_a":
-        got = _as_set(item, answer)
-        if got is not None:
-            unknown = {k for k in got if k not in PROBLEM_KINDS}
-            if unknown:
-                raise CheckFailed(item, f"not kinds of problem: {sorted(map(str, unknown))}")
-        return check_set(item, answer, expected[item], hints=_kind_hints(expected[item]))
+        unknown = {k for k in got if k not in PROBLEM_KINDS}
+        if unknown:
+            return Diagnosis("invalid", f"not kinds of problem: {sorted(map(str, unknown))}")
+        return judge_set(got, expected[item], hints=_kind_hints(expected[item]))
     if item == "cycle_b":
         ids = {s["id"] for s in plan(P.plan_cycle)["steps"]}
-        got = _as_set(item, answer)
-        if got is not None and not got <= ids:
-            raise CheckFailed(item, f"not step ids of this plan: {sorted(map(str, got - ids))}")
-        return check_set(
-            item, answer, expected[item], hints=_cycle_hints(P.plan_cycle, P, expected[item])
-        )
-    if item in ("reads_unlisted", "listed_unread"):
-        got = _as_set(item, answer)
-        if got is not None:
-            bad = [x for x in got if not (isinstance(x, tuple) and len(x) == 2)]
-            if bad:
-                raise CheckFailed(item, f"write each edge as a pair (step, other step), got {bad}")
-            answer = {tuple(x) for x in got}
-        other = "listed_unread" if item == "reads_unlisted" else "reads_unlisted"
-        flipped = {(b, a) for a, b in expected[item]}
-        return check_set(
-            item,
-            answer,
-            expected[item],
-            hints={
-                "the pairs are the other kind of disagreement; swap the two answers": (
-                    lambda got: bool(got) and got <= expected[other]
-                ),
-                "write each pair as (step, the step it reads or lists), the reader first": (
-                    lambda got: bool(got & flipped)
-                ),
-                "a pair is missing: read every argument, lists and ${k} included": (
-                    lambda got: got < expected[item]
-                ),
-            },
-        )
-    raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
+        if not got <= ids:
+            return Diagnosis("invalid", f"not step ids of this plan: {sorted(map(str, got - ids))}")
+        return judge_set(got, expected[item], hints=_cycle_hints(P.plan_cycle, P, expected[item]))
+    bad = [x for x in got if not (isinstance(x, tuple) and len(x) == 2)]
+    if bad:
+        return Diagnosis("invalid", f"write each edge as a pair (step, other step), got {bad}")
+    return judge_set(got, expected[item], hints=_pair_hints(item, expected))
 
 
-def _as_set(name: str, answer):
-    if unanswered(answer):
-        return None
-    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
-        raise CheckFailed(name, f"expected a set or list, got {answer!r}")
-    try:
-        return {tuple(x) if isinstance(x, list) else x for x in answer}
-    except TypeError:
-        raise CheckFailed(name, f"expected a set of plain values, got {answer!r}") from None
-
-
-def check_edges(answer, P: PlansParams) -> bool:
-    """Visible check of the edges read off the ``#E`` placeholders of ``P.plan_rewoo``.
+def judge_edges(answer, P: PlansParams) -> Diagnosis:
+    """The verdict on the edges read off the ``#E`` placeholders of ``P.plan_rewoo``.
 
     ``answer`` maps every step id to the ids its arguments read (a list, tuple or set; the
     order does not matter).
     """
-    name = "rewoo_edges"
-    if unanswered(answer):
-        return not_yet(name)
     if not isinstance(answer, Mapping):
-        raise CheckFailed(name, f"expected a dict {{step id: ids it reads}}, got {answer!r}")
+        return Diagnosis(
+            "invalid", f"expected a dict {{step id: ids it reads}}, got a {type(answer).__name__}"
+        )
     want = {sid: set(refs) for sid, refs in key(P)["rewoo_edges"].items()}
     missing = [sid for sid in want if sid not in answer]
     if missing:
-        raise CheckFailed(name, f"give every step a key, also those that read nothing: {missing}")
+        return Diagnosis(
+            "invalid", f"give every step a key, also those that read nothing: {missing}"
+        )
     extra = [sid for sid in answer if sid not in want]
     if extra:
-        raise CheckFailed(name, f"not step ids of this plan: {extra}")
+        return Diagnosis("invalid", f"not step ids of this plan: {extra}")
     got = {}
     for sid, refs in answer.items():
         if isinstance(refs, (str, bytes)) or not isinstance(refs, Iterable):
-            raise CheckFailed(name, f"{sid}: expected a list of ids, got {refs!r}")
-        got[sid] = set(refs)
+            return Diagnosis("invalid", f"{sid}: expected a list of ids, got {refs!r}")
+        try:
+            got[sid] = set(refs)
+        except TypeError:
+            return Diagnosis("invalid", f"{sid}: expected a list of step ids")
     wrong = [sid for sid in want if got[sid] != want[sid]]
     if not wrong:
-        return on_track(name)
+        return ON_TRACK
     closure = _closure(want)
     hints = []
     for sid in wrong:
@@ -411,7 +411,8 @@ def check_edges(answer, P: PlansParams) -> bool:
             hints.append(f"{sid}: an argument you missed names another step (lists included)")
         else:
             hints.append(f"{sid}: read its arguments again")
-    raise CheckFailed(name, f"{len(wrong)} of {len(want)} steps off:\n  - " + "\n  - ".join(hints))
+    mistake = "transitive_edges" if all("own arguments" in h for h in hints) else "edges_off"
+    return Diagnosis("off", f"{len(wrong)} of {len(want)} steps off - " + "; ".join(hints), mistake)
 
 
 def _closure(edges: dict) -> dict:
@@ -464,26 +465,9 @@ def repair_problems(answer, P: PlansParams) -> str:
     return ""
 
 
-def check_repair(answer, P: PlansParams) -> bool:
-    """Visible check of the repaired ``P.plan_kinds`` (see :func:`repair_problems`).
-
-    Examples
-    --------
-    >>> fixed = plan("price_check")
-    >>> fixed["steps"][2]["tool"] = "summarise"
-    >>> fixed["steps"][4]["depends_on"] = []
-    >>> fixed["steps"][5]["depends_on"] = ["s4"]
-    >>> check_repair(fixed, PlansParams())
-    [ok] fixed_plan: on track.
-    True
-    """
-    name = "fixed_plan"
-    if unanswered(answer):
-        return not_yet(name)
-    report = repair_problems(answer, P)
-    if report:
-        raise CheckFailed(name, report)
-    return on_track(name)
+def check(item: str, answer, P: PlansParams) -> None:
+    """The visible check of one item: prints ``[ok] B1 kinds_a: on track`` or a hint."""
+    report(EXERCISE, item, answer, P)
 
 
 def steps_table(plan) -> str:
@@ -502,6 +486,27 @@ def steps_table(plan) -> str:
     return text_table(rows)
 
 
+#: Every graded item of the notebook, in its order.
+ITEMS = (
+    Item(
+        "placement_plan_and_execute",
+        "A1",
+        ("plan_and_execute",),
+        "placement_plan_and_execute_value",
+        "choices",
+    ),
+    Item("placement_rewoo", "A2", ("rewoo",), "placement_rewoo_value", "choices"),
+    Item("placement_llmcompiler", "A3", ("llmcompiler",), "placement_llmcompiler_value", "choices"),
+    Item("placement_adapt", "A4", ("adapt",), "placement_adapt_value", "choices"),
+    Item("placement_adaplanner", "A5", ("adaplanner",), "placement_adaplanner_value", "choices"),
+    Item("kinds_a", "B1", ("kinds_a",), "plan_problem_kinds_value", "set"),
+    Item("cycle_b", "B2", ("cycle_b",), "plan_cycle_steps_value", "set"),
+    Item("rewoo_edges", "C1", ("rewoo_edges",), "rewoo_edges_value", "mapping"),
+    Item("reads_unlisted", "C2", ("reads_unlisted",), "reads_unlisted_value", "set"),
+    Item("listed_unread", "C3", ("listed_unread",), "listed_unread_value", "set"),
+    Item("fixed_plan", "C4", ("fixed_plan",), "repaired_plan_value", "plan"),
+)
+
 #: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
 EXERCISE = Exercise(
     name="plans",
@@ -509,19 +514,7 @@ EXERCISE = Exercise(
     Params=PlansParams,
     draw=draw,
     key=key,
-    check=check,
+    judge=judge,
     degenerate=degenerate,
-    grade_cells={
-        "placement_plan_and_execute_value": "placement_plan_and_execute",
-        "placement_rewoo_value": "placement_rewoo",
-        "placement_llmcompiler_value": "placement_llmcompiler",
-        "placement_adapt_value": "placement_adapt",
-        "placement_adaplanner_value": "placement_adaplanner",
-        "plan_problem_kinds_value": "kinds_a",
-        "plan_cycle_steps_value": "cycle_b",
-        "rewoo_edges_value": "rewoo_edges",
-        "reads_unlisted_value": "reads_unlisted",
-        "listed_unread_value": "listed_unread",
-        "repaired_plan_value": "fixed_plan",
-    },
+    items=ITEMS,
 )

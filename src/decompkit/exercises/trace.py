@@ -9,12 +9,12 @@ for the faulty node :math:`x`, at most ``kappa_plan`` times per chain of copies.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import scheduler as sc
 from ..dag import ancestors, descendants
-from ._contract import Exercise
+from ._contract import Diagnosis, Exercise, Item
+from ._page import NumbersDisplay, report
 from ._support import (
     DURATION_RANGES,
     cached_key,
@@ -23,13 +23,23 @@ from ._support import (
     mistake_clashes,
     worked_example,
 )
-from .checks import CheckFailed, check_number, check_set, unanswered
+from .checks import Mistake, judge_number, judge_set
 
-__all__ = ["TraceParams", "draw", "degenerate", "failing_step", "key", "check", "EXERCISE"]
+__all__ = [
+    "TraceParams",
+    "draw",
+    "degenerate",
+    "failing_step",
+    "key",
+    "judge",
+    "check",
+    "ITEMS",
+    "EXERCISE",
+]
 
 
 @dataclass(frozen=True)
-class TraceParams:
+class TraceParams(NumbersDisplay):
     """Numbers and choices of the scheduler-trace notebook (lecture section 5).
 
     Attributes
@@ -178,47 +188,73 @@ def key(P: TraceParams) -> dict:
     }
 
 
-def _set_hints(item: str, P: TraceParams, want: set) -> dict:
+def _set_hints(item: str, P: TraceParams, want: set) -> list:
     A = P.A
     graph = A.graph
     if item in ("blocked_late", "blocked_early"):
         failed = P.failing if item == "blocked_late" else P.failing_early
-        return {
-            f"{failed} itself is not blocked: it ran and has a failure report": (
-                lambda got: failed in got
+        return [
+            (
+                "failed_is_blocked",
+                lambda got: failed in got,
+                f"{failed} itself is not blocked: it ran and has a failure report",
             ),
-            "only tasks downstream of the failure are blocked; the others can still run": (
-                lambda got: bool(got - want)
+            (
+                "not_downstream",
+                lambda got: bool(got - want),
+                "only tasks downstream of the failure are blocked; the others can still run",
             ),
-            "the cone holds every descendant of the failed task, not only its successors": (
-                lambda got: got < want
+            (
+                "cone_too_small",
+                lambda got: got < want,
+                "the cone holds every descendant of the failed task, not only its successors",
             ),
-        }
+        ]
     if item == "cancelled_stop":
         blocked = descendants(graph, [P.failing_early])
-        return {
-            "under stop, whatever still runs when the failure arrives is cancelled": (
-                lambda got: not got
+        return [
+            (
+                "nothing_cancelled",
+                lambda got: not got,
+                "under stop, whatever still runs when the failure arrives is cancelled",
             ),
-            "the failed task ended with a report; it is not cancelled": (
-                lambda got: P.failing_early in got
+            (
+                "failed_cancelled",
+                lambda got: P.failing_early in got,
+                "the failed task ended with a report; it is not cancelled",
             ),
-            "a blocked task never started, so there is nothing to cancel": (
-                lambda got: bool(got & blocked)
+            (
+                "blocked_cancelled",
+                lambda got: bool(got & blocked),
+                "a blocked task never started, so there is nothing to cancel",
             ),
-            "only tasks running at the moment of the failure are cancelled; which ones had "
-            "started?": lambda got: bool(got - want),
-        }
+            (
+                "not_running",
+                lambda got: bool(got - want),
+                "only tasks running at the moment of the failure are cancelled; which ones had "
+                "started?",
+            ),
+        ]
     if item == "done_drain":
         blocked = descendants(graph, [P.failing_early])
-        return {
-            "a failed task has a failure report, not an artifact": (
-                lambda got: P.failing_early in got
+        return [
+            (
+                "failed_done",
+                lambda got: P.failing_early in got,
+                "a failed task has a failure report, not an artifact",
             ),
-            "blocked tasks never run, under either policy": lambda got: bool(got & blocked),
-            "under drain, tasks that become ready after the failure still run unless they sit "
-            "in its cone": lambda got: got < want,
-        }
+            (
+                "blocked_done",
+                lambda got: bool(got & blocked),
+                "blocked tasks never run, under either policy",
+            ),
+            (
+                "drain_stops_early",
+                lambda got: got < want,
+                "under drain, tasks that become ready after the failure still run unless they "
+                "sit in its cone",
+            ),
+        ]
     if item in ("new_nodes", "new_nodes_other"):
         faulty = P.faulty if item == "new_nodes" else P.faulty_other
         prime = "'"
@@ -229,66 +265,122 @@ def _set_hints(item: str, P: TraceParams, want: set) -> dict:
             if n not in ({faulty} | descendants(graph, [faulty]))
             or n not in ({P.failing} | ancestors(graph, [P.failing]))
         }
-        return {
-            'write the copies with a prime, e.g. "write_code\'" (double quotes outside)': (
-                lambda got: bool(got & set(graph))
+        return [
+            (
+                "no_prime",
+                lambda got: bool(got & set(graph)),
+                "a new node is a copy, named with a prime (in Python inside double quotes); "
+                "the originals stay as they are",
             ),
-            "tasks after the failed check are not copied: they have not run, so they are "
-            "re-pointed to the copy": lambda got: bool(got & readers),
-            f"the failed check must run again on the new work: {P.failing}' is a new node too": (
-                lambda got: P.failing + prime not in got
+            (
+                "copied_reader",
+                lambda got: bool(got & readers),
+                "tasks after the failed check are not copied: they have not run, so they are "
+                "re-pointed to the copy",
             ),
-            "only tasks on a path from the faulty task to the failed check are copied": (
-                lambda got: bool(got & off_path)
+            (
+                "failed_not_copied",
+                lambda got: P.failing + prime not in got,
+                "the failed check must run again on the new work: it is copied too",
             ),
-            "every task on a path from the faulty task to the failed check is copied": (
-                lambda got: got < want
+            (
+                "off_path",
+                lambda got: bool(got & off_path),
+                "only tasks on a path from the faulty task to the failed check are copied",
             ),
-        }
+            (
+                "path_incomplete",
+                lambda got: got < want,
+                "every task on a path from the faulty task to the failed check is copied",
+            ),
+        ]
     if item == "repaired_preds":
-        return {
-            f"an edge from the failed {P.failing} would put the copy in its blocked cone; the "
-            "failure report travels in the prompt instead": lambda got: P.failing in got,
-            "the copy reads the same inputs as the task it replaces": lambda got: got != want,
-        }
-    return {}
+        return [
+            (
+                "edge_from_failed",
+                lambda got: P.failing in got,
+                f"an edge from the failed {P.failing} would put the copy in its blocked cone; "
+                "the failure report travels in the prompt instead",
+            ),
+            (
+                "not_same_inputs",
+                lambda got: got != want,
+                "the copy reads the same inputs as the task it replaces",
+            ),
+        ]
+    if item == "report_preds":
+        return [
+            (
+                "old_check",
+                lambda got: P.failing in got,
+                f"the old {P.failing} failed for good: the repair re-points the tasks that read it",
+            ),
+            (
+                "waits_for_nothing",
+                lambda got: not got,
+                "the task still waits for something after the repair",
+            ),
+        ]
+    return []
 
 
-def _mistakes(item: str, P: TraceParams, expected: dict) -> dict:
+def _mistakes(item: str, P: TraceParams, expected: dict) -> list[Mistake]:
     A = P.A
     if item == "end_drain":
-        return {
-            "that is when stop returns; drain keeps finishing what is still ready": _run(
-                P, P.failing_early, "stop"
-            ).makespan,
-            "the blocked tasks never run, so the plan does not reach its usual makespan": (
-                sc.schedule(A.graph, A.durations, workers=P.workers).makespan
+        return [
+            Mistake(
+                "stop_time",
+                _run(P, P.failing_early, "stop").makespan,
+                "that is when stop returns; drain keeps finishing what is still ready",
             ),
-        }
+            Mistake(
+                "clean_makespan",
+                sc.schedule(A.graph, A.durations, workers=P.workers).makespan,
+                "the blocked tasks never run, so the plan does not reach its usual makespan",
+            ),
+        ]
     if item == "end_repaired":
         first = _run(P, P.failing, "stop")
-        return {
-            "the repair round starts when the first round returned and needs its own time": (
-                sc.schedule(A.graph, A.durations, workers=P.workers).makespan
+        return [
+            Mistake(
+                "clean_makespan",
+                sc.schedule(A.graph, A.durations, workers=P.workers).makespan,
+                "the repair round starts when the first round returned and needs its own time",
             ),
-            "the task after the test run, re-pointed to the new run, still has to run": (
-                expected["end_repaired"] - min(A.durations[n] for n in _readers(P))
+            Mistake(
+                "forgot_reader",
+                expected["end_repaired"] - min(A.durations[n] for n in _readers(P)),
+                "the task after the test run, re-pointed to the new run, still has to run",
             ),
-            "that is when the first round stopped": first.makespan,
-        }
+            Mistake("first_round_end", first.makespan, "that is when the first round stopped"),
+        ]
     if item == "repairs_made":
-        return {
-            "the last red run finds the cap spent: it is reported, not repaired": (
-                expected["repairs_made"] + 1
-            ),
-        }
+        return [
+            Mistake(
+                "counted_last_red_run",
+                expected["repairs_made"] + 1,
+                "the last red run finds the cap spent: it is reported, not repaired",
+            )
+        ]
     if item == "end_gives_up":
-        return {
-            "each repair round runs the copies after the round before; add up the rounds": (
-                _run(P, P.failing, "stop").makespan
-            ),
-        }
-    return {}
+        return [
+            Mistake(
+                "first_round_end",
+                _run(P, P.failing, "stop").makespan,
+                "each repair round runs the copies after the round before; add up the rounds",
+            )
+        ]
+    return []
+
+
+_IDEAS = {
+    "end_drain": "under drain the call returns when nothing runs any more: trace the run "
+    "from the clean run's table",
+    "end_repaired": "one clock runs across both rounds: the repair round starts where the "
+    "first one returned",
+    "repairs_made": "count the repairs the cap allows before a red run finds it spent",
+    "end_gives_up": "add up the rounds: each one runs the copies after the round before",
+}
 
 
 _SET_ITEMS = (
@@ -322,43 +414,56 @@ def degenerate(P: TraceParams) -> list[str]:
     return found
 
 
-def check(item: str, answer, P: TraceParams) -> bool:
-    """Visible check of one answer of the notebook (see :func:`key` for the items).
+def judge(item: str, answer, P: TraceParams) -> Diagnosis:
+    """The verdict on one answer of the notebook (see :func:`key` for the items).
 
     ``"report_preds"`` takes the predecessors of the task after the failed check (a set).
 
     Raises
     ------
-    decompkit.exercises.checks.CheckFailed
-        When the answer is off, with a hint naming the likely mistake.
     ValueError
         When ``item`` is not an item of this notebook.
+
+    Examples
+    --------
+    >>> P = TraceParams()
+    >>> judge("blocked_late", {"run_tests", "report"}, P).mistake
+    'failed_is_blocked'
     """
     expected = known_item(key(P), item)
     if item in _SET_ITEMS or item == "report_preds":
-        if not unanswered(answer) and (
-            isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable)
-        ):
-            raise CheckFailed(item, f"expected a set of tasks, got {answer!r}")
-    if item == "report_preds":
-        return check_set(
-            item,
-            answer,
-            expected[item],
-            hints={
-                f"the old {P.failing} failed for good; the reader is re-pointed to its copy": (
-                    lambda got: P.failing in got
-                ),
-                'write the copies with a prime, e.g. "run_tests\'"': lambda got: not got,
-            },
-        )
-    if item in _SET_ITEMS:
         want = expected[item]
-        return check_set(item, answer, want, hints=_set_hints(item, P, want))
-    return check_number(
-        item, answer, expected[item], rtol=0, atol=1e-9, mistakes=_mistakes(item, P, expected)
+        return judge_set(answer, want, hints=_set_hints(item, P, want), what="tasks")
+    return judge_number(
+        answer,
+        expected[item],
+        rtol=0,
+        atol=1e-9,
+        mistakes=_mistakes(item, P, expected),
+        idea=_IDEAS[item],
     )
 
+
+def check(item: str, answer, P: TraceParams) -> None:
+    """The visible check of one item: prints ``[ok] A1 blocked_late: on track`` or a hint."""
+    report(EXERCISE, item, answer, P)
+
+
+#: Every graded item of the notebook, in its order.
+ITEMS = (
+    Item("blocked_late", "A1", ("blocked_late",), "blocked_late_value", "set"),
+    Item("blocked_early", "A2", ("blocked_early",), "blocked_early_value", "set"),
+    Item("cancelled_stop", "A3", ("cancelled_stop",), "cancelled_stop_value", "set"),
+    Item("done_drain", "A4", ("done_drain",), "done_drain_value", "set"),
+    Item("end_drain", "A5", ("end_drain",), "end_drain_value", "number"),
+    Item("new_nodes", "B1", ("new_nodes",), "unrolled_nodes_value", "set"),
+    Item("report_preds", "B2", ("report_preds",), "repointed_edges_value", "set"),
+    Item("repaired_preds", "B3", ("repaired_preds",), "repaired_inputs_value", "set"),
+    Item("end_repaired", "B4", ("end_repaired",), "repaired_makespan_value", "number"),
+    Item("new_nodes_other", "B5", ("new_nodes_other",), "unrolled_nodes_other_value", "set"),
+    Item("repairs_made", "C1", ("repairs_made",), "repairs_made_value", "number"),
+    Item("end_gives_up", "C2", ("end_gives_up",), "gives_up_value", "number"),
+)
 
 #: The notebook as the teaching layer knows it (see :class:`decompkit.exercises.Exercise`).
 EXERCISE = Exercise(
@@ -367,20 +472,7 @@ EXERCISE = Exercise(
     Params=TraceParams,
     draw=draw,
     key=key,
-    check=check,
+    judge=judge,
     degenerate=degenerate,
-    grade_cells={
-        "blocked_late_value": "blocked_late",
-        "blocked_early_value": "blocked_early",
-        "cancelled_stop_value": "cancelled_stop",
-        "done_drain_value": "done_drain",
-        "end_drain_value": "end_drain",
-        "unrolled_nodes_value": "new_nodes",
-        "repointed_edges_value": "report_preds",
-        "repaired_inputs_value": "repaired_preds",
-        "repaired_makespan_value": "end_repaired",
-        "unrolled_nodes_other_value": "new_nodes_other",
-        "repairs_made_value": "repairs_made",
-        "gives_up_value": "end_gives_up",
-    },
+    items=ITEMS,
 )

@@ -1,0 +1,239 @@
+"""What a student's page shows: the one-line check, whose numbers are in use, and the gate in
+front of every cell that would show a graded answer.
+
+- :func:`report` prints a visible check's line from its diagnosis,
+  ``[ok] B1 p_prime: on track``, ``[x] B1 p_prime: <hint>`` or
+  ``[ ] B1 p_prime: not answered yet``, each ending with whose numbers are in use. In strict
+  mode (:func:`strict`: while grading, or under ``kit.py check``) an answer that is off raises
+  :class:`~decompkit.exercises.checks.CheckFailed` instead, whose traceback is that one line,
+  so the cell fails where a grader or the self-check needs it to; a student's Run All goes on.
+- :func:`earned` opens a demonstration (a trace, a figure, the package's own result) only
+  once the student's answers to the items it would reveal are on track.
+- :class:`NumbersDisplay` is the parameter objects' display: their numbers, and whose they
+  are, loudly when nobody's id is set and the lecture's numbers are in use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+
+from ._contract import Diagnosis, Exercise, exercise_of
+from .checks import CheckFailed
+
+__all__ = [
+    "STRICT_VARIABLE",
+    "strict",
+    "student_of",
+    "numbers_note",
+    "line",
+    "report",
+    "earned",
+    "NumbersDisplay",
+]
+
+#: Environment variable that turns strict mode on (``kit.py check`` sets it for its kernel).
+STRICT_VARIABLE = "DECOMPKIT_STRICT"
+#: The variable the grader sets for a submission's kernel (also defined in ``params``).
+_GRADER_VARIABLE = "DECOMPKIT_STUDENT"
+_LECTURE = "lecture"
+_MARKS = {"ok": "[ok]", "unanswered": "[ ]"}
+
+
+def strict() -> bool:
+    """Whether a visible check that finds an answer off raises (and so fails its cell).
+
+    True while grading (the grader sets ``DECOMPKIT_STUDENT`` for the submission's kernel)
+    and under ``kit.py check`` (``DECOMPKIT_STRICT=1``); False in a student's own session,
+    where Run All goes on past a wrong answer.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop("DECOMPKIT_STUDENT", None), os.environ.pop("DECOMPKIT_STRICT", None)
+    (None, None)
+    >>> strict()
+    False
+    """
+    flag = os.environ.get(STRICT_VARIABLE, "").strip().lower()
+    return flag in ("1", "true", "yes", "on") or bool(os.environ.get(_GRADER_VARIABLE, "").strip())
+
+
+def student_of(P) -> str | None:
+    """The id whose numbers ``P`` holds, as :func:`~decompkit.exercises.params.params` drew
+    them; None for the lecture's numbers taken without any id."""
+    return getattr(P, "_student", None)
+
+
+def numbers_note(P) -> str:
+    """Whose numbers ``P`` holds, as every check line ends.
+
+    Examples
+    --------
+    >>> from decompkit.exercises.chain import ChainParams
+    >>> numbers_note(ChainParams())
+    'LECTURE NUMBERS - no id set, grading uses your own'
+    """
+    who = student_of(P)
+    if who is None:
+        return "LECTURE NUMBERS - no id set, grading uses your own"
+    if who == _LECTURE:
+        return "the lecture's numbers (id 'lecture')"
+    return f"numbers of {who}"
+
+
+def line(item, diagnosis: Diagnosis, P) -> str:
+    """The check's line for one diagnosis, e.g. ``[ok] B1 p_prime: on track  [numbers of s1]``.
+
+    Examples
+    --------
+    >>> from decompkit.exercises import chain
+    >>> P = chain.ChainParams()
+    >>> print(line(chain.EXERCISE.item("p_prime"), Diagnosis("unanswered", "not answered yet"), P))
+    [ ] B1 p_prime: not answered yet  [LECTURE NUMBERS - no id set, grading uses your own]
+    """
+    mark = _MARKS.get(diagnosis.status, "[x]")
+    return f"{mark} {item.title}: {diagnosis.message}  [{numbers_note(P)}]"
+
+
+def report(exercise: Exercise, item_key: str, answer, P) -> None:
+    """Print the visible check's line of one item: ``[ok] B1 p_prime: on track``.
+
+    Returns None, so nothing is echoed under the line.
+
+    Raises
+    ------
+    CheckFailed
+        In strict mode, when the answer is off, too rounded or not of the kind asked; the
+        exception's traceback is the line alone.
+    ValueError
+        When ``item_key`` is not an item of the notebook.
+    """
+    item = exercise.item(item_key)
+    verdict = exercise.visible(item_key, answer, P)
+    text = line(item, verdict, P)
+    if strict() and verdict.status in ("off", "close", "invalid"):
+        raise CheckFailed(item.title, verdict.message, line=text)
+    print(text)
+
+
+def _names(items) -> str:
+    titles = list(dict.fromkeys(item.title for item in items))
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def earned(P, *, exercise: Exercise | None = None, **answers) -> bool:
+    """Whether the cell below may show what it would reveal: every answer is on track.
+
+    A notebook puts it in front of each cell that would print a graded item's answer (the
+    package's own result, a trace, a figure whose title holds a number)::
+
+        if earned(P, p_chain=p_chain):
+            print(reliability.chain_success(P.p, P.n))
+
+    Parameters
+    ----------
+    P : parameter object
+        The notebook's ``P``; it names the exercise and the numbers.
+    exercise : Exercise, optional
+        The notebook's exercise (found from ``P`` when omitted).
+    **answers
+        The answers the cell would give away, by their notebook variable (``p_chain=p_chain``).
+        An item marked ``form_only`` (a yes/no, a choice per entry) needs to be answered in its
+        form only, so that opening the cell cannot tell a right value from a wrong one.
+
+    Returns
+    -------
+    bool
+        True when all are on track; otherwise False, after one line naming what is missing.
+        Never raises on an answer, in strict mode neither.
+
+    Examples
+    --------
+    >>> from decompkit.exercises.params import params
+    >>> P = params("chain")
+    >>> earned(P, p_chain=None, p_eff=P.task_success ** (1 / P.n))
+    [ ] hidden until A1 p_chain is on track: this cell shows its answer
+    False
+    >>> earned(P, p_chain=P.p**P.n)
+    True
+    """
+    exercise = exercise or exercise_of(P)
+    closed = []
+    for name, answer in answers.items():
+        item = exercise.item_of_name(name)
+        if not exercise.visible(item.key, answer, P).ok:
+            closed.append(item)
+    if not closed:
+        return True
+    many = len({item.title for item in closed}) > 1
+    print(
+        f"[ ] hidden until {_names(closed)} {'are' if many else 'is'} on track: "
+        f"this cell shows {'their answers' if many else 'its answer'}"
+    )
+    return False
+
+
+class NumbersDisplay:
+    """Mix-in of the parameter classes: ``P`` shows its numbers and whose they are.
+
+    Every field, and every property holding a plain value (``P.budget``), is listed as it is
+    written in an answer (``P.p = 0.9``). Without an id the display says in capitals that
+    these are the lecture's numbers and that grading uses the student's own.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # IPython's pretty printer takes the first class in the MRO that defines either
+        # _repr_pretty_ or __repr__; the dataclass's own __repr__ would win over a base's.
+        cls._repr_pretty_ = NumbersDisplay._repr_pretty_
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [(f.name, repr(getattr(self, f.name))) for f in dataclasses.fields(self)]
+        for name in dir(type(self)):
+            if name.startswith("_") or not isinstance(getattr(type(self), name), property):
+                continue
+            value = getattr(self, name)
+            if isinstance(value, (int, float, str)):
+                rows.append((name, repr(value)))
+        return rows
+
+    def _heading(self) -> tuple[str, str | None]:
+        who = student_of(self)
+        if who is None:
+            return (
+                "LECTURE NUMBERS: no student id is set.",
+                "These are the lecture's own numbers. Your submission is graded with the "
+                "numbers of your own id, so answers worked out with these score nothing. "
+                "Type your id into STUDENT_ID above and run the notebook again from the top "
+                "(on the course's JupyterHub your login sets it for you).",
+            )
+        if who == _LECTURE:
+            return ("The lecture's own numbers (id 'lecture').", None)
+        return (f"Numbers of {who}: every exercise below works with them.", None)
+
+    def _repr_pretty_(self, printer, cycle):
+        heading, warning = self._heading()
+        lines = [f"!!! {heading} !!!" if warning else heading]
+        if warning:
+            lines.append(warning)
+        lines += [f"  P.{name} = {value}" for name, value in self._rows()]
+        printer.text("\n".join(lines))
+
+    def _repr_html_(self) -> str:
+        heading, warning = self._heading()
+        rows = "".join(
+            f"<tr><td><code>P.{html.escape(name)}</code></td><td><code>{html.escape(value)}"
+            "</code></td></tr>"
+            for name, value in self._rows()
+        )
+        if warning:
+            top = (
+                '<div style="border:3px solid #b2182b;background:#fde0dd;padding:6px 10px;'
+                'margin-bottom:6px"><b style="color:#b2182b">'
+                f"{html.escape(heading)}</b> {html.escape(warning)}</div>"
+            )
+        else:
+            top = f"<p><b>{html.escape(heading)}</b></p>"
+        return f'<div class="decompkit-params">{top}<table>{rows}</table></div>'
