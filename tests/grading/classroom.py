@@ -14,7 +14,6 @@ from pathlib import Path
 
 from decompkit.course.key import GRADE_CELLS
 from decompkit.exercises import chain
-from decompkit.exercises.checks import CheckFailed
 from decompkit.exercises.params import params
 from decompkit.grading import close
 
@@ -44,11 +43,7 @@ def write_record(root: Path, record: dict) -> Path:
 
 
 def _hint(item: str, answer, P) -> str:
-    try:
-        chain.check(item, answer, P)
-    except CheckFailed as failed:
-        return failed.hint
-    return ""
+    return chain.EXERCISE.diagnose(item, answer, P).message
 
 
 def chain_items(student: str, answers: dict, mistakes: dict | None = None) -> dict:

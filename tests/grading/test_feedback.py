@@ -18,6 +18,7 @@ import pytest
 
 from decompkit.course import feedback
 from decompkit.course.grade import autograde
+from decompkit.exercises import chain
 from decompkit.exercises.params import params
 
 from .classroom import CHAIN, chain_record, write_record
@@ -26,7 +27,9 @@ from .submissions import ROOT
 
 STUDENT = "wrong_chain"  # the bank's submission with ten wrong answers in notebook 1
 PAGE = Path("feedback") / STUDENT / "decomp" / f"{CHAIN}.html"
-HINT_B1 = "the retry itself succeeds only with probability p: (1-p) d p, not (1-p) d"
+#: What the visible check says of the bank's B1 answer (a retry taken as always right).
+_P = params("chain", STUDENT)
+HINT_B1 = chain.EXERCISE.diagnose("p_prime", _P.p + (1 - _P.p) * _P.d, _P).message
 
 
 def _answers(student: str) -> dict:
@@ -71,7 +74,7 @@ def page(graded):
 
 
 def test_a_wrong_answer_gets_its_hint_in_plain_words(page):
-    assert f"Hint: {html.escape(HINT_B1)}" in page
+    assert f"Hint: {HINT_B1}" in html.unescape(page)
     assert "B1 p_prime: 0 / 1 — not right" in page
     assert f"Your answer: <code>{html.escape(repr(_answers(STUDENT)['p_prime_value']))}" in page
 
@@ -237,5 +240,5 @@ def test_without_a_record_the_hint_comes_from_the_check_itself(graded, tmp_path)
     resources = {"nbgrader": {"student": STUDENT, "assignment": "decomp", "notebook": CHAIN,
                               "db_url": f"sqlite:///{tmp_path / 'gradebook.db'}"}}  # fmt: skip
     page = " ".join(exporter.from_notebook_node(nb, resources=resources)[0].split())
-    assert f"Hint: {html.escape(HINT_B1)}" in page
+    assert f"Hint: {HINT_B1}" in html.unescape(page)
     assert ">B1 p_prime</a>" in page and "Traceback" not in page and "HIDDEN TESTS" not in page
