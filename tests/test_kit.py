@@ -572,10 +572,12 @@ def lab_server(tmp_path):
             f"--IdentityProvider.token={token}",
         ]
         out = (tmp_path / f"kit-{len(started)}.out").open("w+")
+        # The server's log goes to a file: a pipe nobody reads fills up and blocks the server.
+        err = (tmp_path / f"kit-{len(started)}.err").open("w+")
         server = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True
+            command, env=env, stdout=out, stderr=err, text=True, start_new_session=True
         )
-        started.append((server, out))
+        started.append((server, out, err))
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and server.poll() is None:
@@ -584,12 +586,13 @@ def lab_server(tmp_path):
                 return base, token, out
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.1)
-        server.terminate()
-        _, log = server.communicate(timeout=30)
-        raise AssertionError(f"JupyterLab did not answer:\n{log[-3000:]}")
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        err.seek(0)
+        raise AssertionError(f"JupyterLab did not answer:\n{err.read()[-3000:]}")
 
     yield start
-    for server, out in started:
+    for server, out, err in started:
         if server.poll() is None:
             server.terminate()
             server.communicate(timeout=30)
@@ -598,6 +601,7 @@ def lab_server(tmp_path):
         except ProcessLookupError:
             pass
         out.close()
+        err.close()
 
 
 def _notebook_mtimes():
