@@ -2,11 +2,12 @@
 
     release [--force] [--root DIR]        regenerate notebooks/ from solutions/
     check NOTEBOOK...                     run notebooks, report every visible check
+    collect [ASSIGNMENT] [--from ZIP]     file an LMS download into submitted/<id>/
     grade [ASSIGNMENT] [--workers N] ...  autograde submitted/ into gradebook.db
     key [ID...] [--csv FILE] ...          every student's numbers and answers
     integrity FOLDER... [--csv FILE]      the static integrity scan of submissions
 
-``python3 kit.py release|check|grade|key`` runs these inside the kit's environment. Each
+``python3 kit.py release|check|collect|grade|key`` runs these inside the kit's environment. Each
 command's own ``--help`` lists its options.
 """
 
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import sys
 
-from . import grade, integrity, key, release, selfcheck
+from . import collect, grade, integrity, key, release, selfcheck
 
 COMMANDS = {
     "release": release.main,
     "check": selfcheck.main,
+    "collect": collect.main,
     "grade": grade.main,
     "key": key.main,
     "integrity": integrity.main,
@@ -34,7 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] not in COMMANDS:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    return COMMANDS[argv[0]](argv[1:])
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except BrokenPipeError:  # the output went to a pager or `head` that stopped reading
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

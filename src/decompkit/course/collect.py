@@ -437,7 +437,9 @@ def report(result: Collection) -> str:
     if result.ignored:
         names = ", ".join(e.inner.rsplit("/", 1)[-1] for e in result.ignored[:5])
         more = f" and {len(result.ignored) - 5} more" if len(result.ignored) > 5 else ""
-        lines.append(f"  ignored {len(result.ignored)} files that are not notebooks ({names}{more})")
+        lines.append(
+            f"  ignored {len(result.ignored)} files that are not notebooks ({names}{more})"
+        )
     if result.left_out:
         lines.append(f"  NOT placed ({len(result.left_out)}) - not in submitted/, not graded:")
         lines += [f"    {e.origin}: {e.problem}" for e in result.left_out]

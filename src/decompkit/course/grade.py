@@ -296,6 +296,7 @@ def grade_class(
     notebook_limit: float | None = None,
     student_limit: float | None = None,
     fork_kernels: bool = True,
+    kit_guard: str = "restore",
     progress=None,
 ) -> Run:
     """Grade ``root/submitted`` into ``root/gradebook.db``; see the module docstring.
@@ -360,7 +361,9 @@ def grade_class(
     run.left_out, run.workers = left_out, workers
     database = root / "gradebook.db"
     _ensure_assignment(root, assignment, database, conf["course_id"], sources)
-    plan = Plan.prepare(root, assignment, sources, limits, fork_kernels=fork_kernels)
+    plan = Plan.prepare(
+        root, assignment, sources, limits, fork_kernels=fork_kernels, kit_guard=kit_guard
+    )
     collected = _collected(root, assignment)
     folder = records.record_path(root, assignment, "x").parent
     records.clean_temporaries(folder)
@@ -425,13 +428,15 @@ def autograde(
     timeout=None,
     notebook_limit=None,
     student_limit=None,
+    kit_guard: str = "restore",
 ) -> list[NotebookGrade]:
     """Autograde ``root/submitted`` into ``root/gradebook.db`` (no output; see grade_class).
 
     Returns one :class:`NotebookGrade` per student and notebook of the assignment.
     """
     run = grade_class(root, assignment, students=students, workers=workers, timeout=timeout,
-                      notebook_limit=notebook_limit, student_limit=student_limit)  # fmt: skip
+                      notebook_limit=notebook_limit, student_limit=student_limit,
+                      kit_guard=kit_guard)  # fmt: skip
     if run.interrupted:
         raise KeyboardInterrupt
     return [

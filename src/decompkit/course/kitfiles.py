@@ -121,8 +121,8 @@ class KitFiles:
         target.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
         return _state(target)
 
-    def repair(self, folder: Path | None = None, expected: dict | None = None) -> list[str]:
-        """Undo every change under ``folder`` since it was read; the changed sources.
+    def repair(self, folder=None, expected=None, *, restore: bool = True, keep=None) -> list:
+        """Find (and by default undo) every change under ``folder`` since it was read.
 
         Parameters
         ----------
@@ -130,13 +130,17 @@ class KitFiles:
             The installed package (default) or a snapshot's ``decompkit`` folder.
         expected : dict, optional
             The state to hold it to (default: :attr:`baseline`).
+        restore : bool
+            Put changed sources back as read and remove added ones; ``False`` only reports.
+        keep : Path, optional
+            A folder where the changed files are copied first (evidence for the instructor).
 
         Returns
         -------
         list of str
-            Relative paths of the source files that had been changed, added or removed (each
-            is now as it was read, or gone). Compiled files that changed are removed and not
-            listed: Python writes them itself.
+            Relative paths of the source files that had been changed, added or removed.
+            Compiled files that changed are removed when restoring and not listed: Python
+            writes them itself.
         """
         folder = Path(folder or self.folder)
         expected = self.baseline if expected is None else expected
@@ -147,10 +151,17 @@ class KitFiles:
                 continue
             path = folder / name
             if _compiled(name):
-                if name in now:
+                if name in now and restore:
                     _remove(path)
                 continue
             changed.append(name)
+            if keep is not None and name in now:
+                try:
+                    _write(Path(keep) / name, path.read_bytes())
+                except OSError:
+                    pass
+            if not restore:
+                continue
             if name in self.sources:
                 _write(path, self.sources[name])
             elif name in now:

@@ -113,11 +113,28 @@ class Plan:
     run_dir: Path
     env: dict
     preload: list
+    kit_guard: str = "restore"
     flags: dict = dataclasses.field(default_factory=dict)
     local: object = None
 
+    @property
+    def evidence(self) -> Path:
+        """Where changed kit files are copied before they are restored."""
+        return self.root / "records" / "kit-changes" / self.run_dir.name
+
     @classmethod
-    def prepare(cls, root, assignment, sources, limits, *, fork_kernels=True) -> Plan:
+    def prepare(cls, root, assignment, sources, limits, *, fork_kernels=True,
+                kit_guard="restore") -> Plan:  # fmt: skip
+        """Check, import and read everything before any student code runs.
+
+        ``kit_guard`` says what happens to a change to the kit's installed files found after
+        a notebook ran: ``"restore"`` copies the changed file to :attr:`evidence` and puts
+        the original back; ``"report"`` only reports it (for a developer's checkout, where
+        the change may be an edit). Either way the next run refuses to start while the files
+        differ from what this run read.
+        """
+        if kit_guard not in ("restore", "report"):
+            raise GradingError(f"kit_guard must be 'restore' or 'report', got {kit_guard!r}")
         marker = Path(root) / "records" / MARKER
         kit = KitFiles.read()
         _check_marker(marker, kit)
@@ -138,7 +155,7 @@ class Plan:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"pid": os.getpid(), "kit": kit.baseline}))
         return cls(Path(root), assignment, sources, limits, fork_kernels,
-                   views(list(sources)), kit, run_dir, env, _imports(sources))  # fmt: skip
+                   views(list(sources)), kit, run_dir, env, _imports(sources), kit_guard)  # fmt: skip
 
     def finish(self) -> list[str]:
         """Close this process's kernels; check the kit one last time; return problems."""
@@ -146,17 +163,25 @@ class Plan:
             self.local.close()
             self.local = None
         problems = []
-        changed = self.kit.repair()
+        restore = self.kit_guard == "restore"
+        changed = self.kit.repair(restore=restore, keep=self.evidence)
+        marker = self.root / "records" / MARKER
         if changed:
+            done = "were put back as they were" if restore else "were left as they are"
             problems.append(
-                "the kit's installed files changed during grading and were restored: "
-                + ", ".join(changed)
+                f"the kit's installed files changed during grading and {done}: "
+                f"{', '.join(changed)} (copies of the changed files: {self.evidence})"
             )
+        still = self.kit.repair(restore=False) if changed else []
+        if still:
+            marker.write_text(json.dumps({"pid": 0, "kit": self.kit.baseline}))
+            problems.append(
+                "the next grading run will refuse to start until these files are as they were "
+                "(git checkout src/, or pip install --force-reinstall decompkit)"
+            )
+        else:
+            marker.unlink(missing_ok=True)
         shutil.rmtree(self.run_dir, ignore_errors=True)
-        try:
-            (self.root / "records" / MARKER).unlink()
-        except OSError:
-            pass
         return problems
 
 
@@ -179,10 +204,11 @@ def _check_marker(marker: Path, kit: KitFiles) -> None:
     )  # fmt: skip
     if changed:
         raise GradingError(
-            "the last grading run stopped before it could check the kit's files, and they "
-            f"differ now from what it read ({', '.join(changed[:5])}); a submission may have "
-            "changed them. Reinstall the kit (git checkout src/, or pip install "
-            f"--force-reinstall), or if you changed them yourself delete {marker}; then grade"
+            "the kit's installed files differ from those the last grading run read ("
+            f"{', '.join(changed[:5])}): a submission may have changed them (see "
+            "records/kit-changes/). Put them back (git checkout src/, or pip install "
+            f"--force-reinstall decompkit), or if the change is yours delete {marker}; then "
+            "grade again"
         )
     marker.unlink(missing_ok=True)
 
@@ -205,21 +231,30 @@ class _Worker:
             except Exception:  # noqa: BLE001 - kernels then start the ordinary way
                 self.factory.fork = False
         self.expected = KitFiles.seal(self.snapshot)
+        self.reported: set = set()
 
     def check(self, outcome) -> list[str]:
-        problems = []
-        changed = self.plan.kit.repair()
+        """After each notebook: the kit's installed files and this worker's copy unchanged?"""
+        plan, problems = self.plan, []
+        restore = plan.kit_guard == "restore"
+        changed = [
+            name
+            for name in plan.kit.repair(restore=restore, keep=plan.evidence)
+            if restore or name not in self.reported
+        ]
+        self.reported.update(changed)
         if changed:
+            done = "put back" if restore else "left as they are"
             problems.append(
-                "the kit's installed files changed while this notebook ran (restored): "
-                + ", ".join(changed[:5])
+                "the kit's installed files changed while this notebook ran "
+                f"({done}; copies in records/kit-changes/): {', '.join(changed[:5])}"
             )
         copy = self.snapshot / "decompkit"
-        changed = self.plan.kit.repair(copy, self.expected)
+        changed = plan.kit.repair(copy, self.expected)
         if changed:
             KitFiles.seal(self.snapshot)
             problems.append(
-                "the kernel changed the kit's files it imports (restored): "
+                "the notebook changed the kit's files its kernel imports (put back): "
                 + ", ".join(changed[:5])
             )
         return problems
