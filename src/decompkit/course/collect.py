@@ -246,6 +246,7 @@ class Collection:
     ignored: list = field(default_factory=list)  # files that are not notebooks
     renamed: list = field(default_factory=list)  # lines about ids made unique
     formats: dict = field(default_factory=dict)
+    notebooks: list = field(default_factory=list)
 
 
 def _later(a: Entry, b: Entry) -> bool:
@@ -313,7 +314,7 @@ def collect(root, assignment: str = "decomp", downloads=None, *, dry_run=False) 
             f"nothing to collect: downloaded/{assignment}/archive/ is empty or missing. Download "
             "the submissions from the LMS (one zip) and put it there, or pass --from FILE"
         )
-    result = Collection(assignment, [str(p) for p in downloads])
+    result = Collection(assignment, [str(p) for p in downloads], notebooks=notebooks)
     entries = []
     for path in downloads:
         if not path.exists():
@@ -328,8 +329,8 @@ def collect(root, assignment: str = "decomp", downloads=None, *, dry_run=False) 
             setattr(entry, key, value)
         if entry.notebook is None:
             entry.problem = (
-                "no notebook of the assignment in its name (its notebooks: "
-                f"{', '.join(notebooks)}); rename it and collect again, or file it by hand"
+                "no notebook of the assignment in its name; rename it <id>_<notebook>.ipynb "
+                "and collect again, or file it by hand"
             )
         elif not entry.person:
             entry.problem = "no student in its name; rename it <id>_<notebook>.ipynb"
@@ -441,7 +442,10 @@ def report(result: Collection) -> str:
             f"  ignored {len(result.ignored)} files that are not notebooks ({names}{more})"
         )
     if result.left_out:
-        lines.append(f"  NOT placed ({len(result.left_out)}) - not in submitted/, not graded:")
+        lines.append(
+            f"  NOT placed ({len(result.left_out)}) - not in submitted/, not graded (the "
+            f"notebooks of {result.assignment}: {', '.join(result.notebooks)}):"
+        )
         lines += [f"    {e.origin}: {e.problem}" for e in result.left_out]
     return "\n".join(lines) + "\n"
 

@@ -467,6 +467,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per notebook (default: GradingLimits, 180)")  # fmt: skip
     parser.add_argument("--student-limit", type=float,
                         help="seconds per student (default: GradingLimits, 600)")  # fmt: skip
+    parser.add_argument(
+        "--kit-guard",
+        choices=["restore", "report"],
+        default="restore",
+        help="what to do when a kernel changed the kit's installed files: put them back "
+        "(default), or only report it (a developer's checkout, where it may be an edit)",
+    )
     args = parser.parse_args(argv)
     run = None
     progress = None
@@ -483,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         run = grade_class(
             root, args.assignment, students=args.student, workers=args.workers,
             timeout=args.timeout, notebook_limit=args.notebook_limit,
-            student_limit=args.student_limit, progress=make_progress,
+            student_limit=args.student_limit, kit_guard=args.kit_guard, progress=make_progress,
         )  # fmt: skip
     except GradingError as error:
         if progress is not None:

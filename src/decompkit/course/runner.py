@@ -387,10 +387,12 @@ async def _run(factory, nb, source: Source, env, cwd: Path, limits: Limits, dead
 def _stopped(limits: Limits, deadline, limit_end, nb, index) -> tuple[str, str]:
     whose = "the student's" if deadline <= limit_end else "the notebook's"
     limit = limits.student if deadline <= limit_end else limits.notebook
-    rest = sum(1 for c in nb.cells[index:] if _runs(c))
+    rest = [c for c in nb.cells[index:] if _runs(c)]
+    tests = sum(1 for c in rest if _is_test(c))
+    lost = f"{tests} graded cells among them score 0" if tests else "no graded cell among them"
     return "time_limit", (
         f"stopped at {_label(nb.cells[index], index)}: {whose} {limit:g} s time limit was "
-        f"reached; {rest} cells did not run, their items score 0"
+        f"reached; {len(rest)} cells did not run ({lost})"
     )
 
 

@@ -154,8 +154,8 @@ class Plan:
         )
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"pid": os.getpid(), "kit": kit.baseline}))
-        return cls(Path(root), assignment, sources, limits, fork_kernels,
-                   views(list(sources)), kit, run_dir, env, _imports(sources), kit_guard)  # fmt: skip
+        return cls(Path(root), assignment, sources, limits, fork_kernels, views(list(sources)),
+                   kit, run_dir, env, _imports(sources), kit_guard)  # fmt: skip
 
     def finish(self) -> list[str]:
         """Close this process's kernels; check the kit one last time; return problems."""
