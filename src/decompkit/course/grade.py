@@ -26,10 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +40,7 @@ from . import records
 from .gradebook import assignment_shape, open_gradebook, write_student
 from .ids import IdError, normalise_id
 from .runner import FAILED, Limits, load_source
-from .workers import GradingError, Plan, grade_all, integrity_files
+from .workers import GradingError, Plan, grade_all, integrity_files, progress_line
 
 __all__ = ["GradingError", "NotebookGrade", "autograde", "grade_class", "prepare_gradebook",
            "find_submissions", "main"]  # fmt: skip
@@ -367,22 +370,48 @@ def grade_class(
     collected = _collected(root, assignment)
     folder = records.record_path(root, assignment, "x").parent
     records.clean_temporaries(folder)
+    bar = progress(len(found)) if progress is not None else None
     with open_gradebook(database, conf["course_id"]) as gb:
         try:
-            for student, outcomes, flags in grade_all(plan, found, workers, progress):
+            for student, outcomes, flags in grade_all(plan, found, workers):
                 _store(root, conf, gb, run, found[student], outcomes, flags, collected)
+                if bar is not None:  # said once the student is saved
+                    text, problems, failed, flagged = progress_line(student, outcomes)
+                    bar.advance(text, problems, failed=failed, flagged=flagged)
         except KeyboardInterrupt:
             run.interrupted = True
         finally:
+            if bar is not None:
+                bar.close()
             run.problems += plan.finish()
             integrity_files(root, assignment, run.graded, plan.flags)
     run.seconds = time.monotonic() - started
     return run
 
 
+@contextmanager
+def _uninterrupted():
+    """Hold Ctrl-C (SIGINT) back until the block is done: a student being written is written
+    whole, and the interrupt takes effect right after."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        block(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _store(root, conf, gb, run, submission, outcomes, flags, collected) -> None:
     """Write one student: record (staged), autograded notebooks (staged), gradebook (the
-    commit), then the staged files put in place."""
+    commit), then the staged files put in place; Ctrl-C waits until it is done."""
+    with _uninterrupted():
+        _write_student(root, conf, gb, run, submission, outcomes, flags, collected)
+
+
+def _write_student(root, conf, gb, run, submission, outcomes, flags, collected) -> None:
     student, assignment = submission.student, run.assignment
     lms = collected.get(student, {})
     names = [p.name for p in submission.files.values()]
@@ -475,17 +504,15 @@ def main(argv: list[str] | None = None) -> int:
         "(default), or only report it (a developer's checkout, where it may be an edit)",
     )
     args = parser.parse_args(argv)
-    run = None
     progress = None
+
+    def make_progress(total):
+        nonlocal progress
+        progress = Progress(total)
+        return progress
+
     try:
         root = Path(args.root).resolve()
-        found_total = None
-
-        def make_progress(total):
-            nonlocal progress, found_total
-            found_total = total
-            progress = Progress(total)
-            return progress
 
         run = grade_class(
             root, args.assignment, students=args.student, workers=args.workers,
@@ -497,6 +524,9 @@ def main(argv: list[str] | None = None) -> int:
             progress.close()
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted before any student was graded; nothing was changed", file=sys.stderr)
+        return 130
     if progress is not None:
         progress.close()
     print(summary(run.assignment, run.graded, run.notebooks, run.maxima, seconds=run.seconds,

@@ -302,31 +302,15 @@ def _grade_in_worker(submission):
     return _STATE["worker"].grade(submission)
 
 
-def _line(student, outcomes) -> tuple[str, list[str], bool, bool]:
-    score = sum(sum(o.scores.values()) for o in outcomes)
-    maximum = sum(sum(o.points.values()) for o in outcomes)
-    problems = [f"{o.notebook}: {o.message}" for o in outcomes if o.status in FAILED]
-    flagged = [f"{o.notebook}: flagged - {o.integrity}" for o in outcomes if o.integrity]
-    text = f"{student}  {score:g}/{maximum:g}"
-    return text, problems + flagged, bool(problems), bool(flagged)
-
-
-def grade_all(plan: Plan, found: dict, workers: int, progress=None):
-    """Yield ``(student, outcomes, flags)`` for every submission in ``found``."""
-    bar = progress(len(found)) if progress is not None else None
-
-    def report(student, outcomes, flags):
-        plan.flags[student] = flags
-        if bar is not None:
-            text, problems, failed, flagged = _line(student, outcomes)
-            bar.advance(text, problems, failed=failed, flagged=flagged)
-
+def grade_all(plan: Plan, found: dict, workers: int):
+    """Yield ``(student, outcomes, flags)`` for every submission in ``found``, as each is
+    done (in ``found``'s order with one worker)."""
     if workers <= 1 or len(found) <= 1:
         if plan.local is None:
             plan.local = _Worker(plan)
         for submission in found.values():
             student, outcomes, flags = plan.local.grade(submission)
-            report(student, outcomes, flags)
+            plan.flags[student] = flags
             yield student, outcomes, flags
         return
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
@@ -342,7 +326,7 @@ def grade_all(plan: Plan, found: dict, workers: int, progress=None):
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 student, outcomes, flags = future.result()
-                report(student, outcomes, flags)
+                plan.flags[student] = flags
                 yield student, outcomes, flags
     except BaseException:
         for future in pending:
@@ -355,10 +339,16 @@ def grade_all(plan: Plan, found: dict, workers: int, progress=None):
         for process in processes:
             process.join(5)
         raise
-    finally:
-        if bar is not None:
-            bar.close()
     pool.shutdown(wait=True)
+
+
+def progress_line(student, outcomes) -> tuple[str, list[str], bool, bool]:
+    """How one student went, for the progress display: a line, problems, failed, flagged."""
+    score = sum(sum(o.scores.values()) for o in outcomes)
+    maximum = sum(sum(o.points.values()) for o in outcomes)
+    problems = [f"{o.notebook}: {o.message}" for o in outcomes if o.status in FAILED]
+    flagged = [f"{o.notebook}: flagged - {o.integrity}" for o in outcomes if o.integrity]
+    return f"{student}  {score:g}/{maximum:g}", problems + flagged, bool(problems), bool(flagged)
 
 
 def integrity_files(root: Path, assignment: str, graded: dict, flags: dict) -> None:
