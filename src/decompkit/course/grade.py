@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import records
-from .gradebook import assignment_shape, open_gradebook, write_student
+from .gradebook import assignment_shape, create_gradebook, open_gradebook, write_student
 from .ids import IdError, normalise_id
 from .runner import FAILED, Limits, load_source
 from .workers import GradingError, Plan, grade_all, integrity_files, progress_line
@@ -145,6 +145,8 @@ def prepare_gradebook(
     root = Path(root)
     config = config or _config(root)
     source_dir = str(_setting(config, "CourseDirectory", "source_directory", "source"))
+    if not Path(database).exists():
+        create_gradebook(Path(database))
     with tempfile.TemporaryDirectory(prefix="decompkit-gen-") as scratch:
         _course(Path(scratch), root, assignment, source_dir)
         coursedir = CourseDirectory(config=config)

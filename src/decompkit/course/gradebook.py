@@ -14,7 +14,39 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["open_gradebook", "write_student", "assignment_shape"]
+__all__ = ["assignment_shape", "create_gradebook", "open_gradebook", "write_student"]
+
+
+def create_gradebook(database: Path) -> None:
+    """Create an empty gradebook as nbgrader's ``Gradebook`` does, without its subprocess.
+
+    nbgrader stamps a new gradebook with its schema version by running the ``alembic``
+    command (a second Python start, seconds on a busy machine); the version is read here from
+    nbgrader's own migration scripts instead. The file appears whole or not at all.
+    """
+    import os
+    import tempfile
+
+    from alembic.script import ScriptDirectory
+    from nbgrader.api import Base
+    from nbgrader.dbutil import ALEMBIC_DIR
+    from sqlalchemy import create_engine, text
+
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    database = Path(database)
+    handle, temporary = tempfile.mkstemp(dir=database.parent, prefix=".gradebook-", suffix=".db")
+    os.close(handle)
+    engine = create_engine(f"sqlite:///{temporary}", future=True)
+    try:
+        Base.metadata.create_all(bind=engine)
+        with engine.begin() as connection:
+            connection.execute(
+                text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+            )
+            connection.execute(text("INSERT INTO alembic_version VALUES (:v)"), {"v": head})
+    finally:
+        engine.dispose()
+    os.replace(temporary, database)
 
 
 @contextmanager
