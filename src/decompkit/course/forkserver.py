@@ -12,7 +12,8 @@ Each child is a separate process: what a notebook does to its modules, its names
 interpreter ends with it, and the warm parent stays as it was.
 
 The process ends when its standard input closes, killing every child it forked that still
-runs (and their process groups). Children are reaped automatically. Run it only through
+runs (and their process groups). It reaps each child as it ends, so the kernels' CPU time
+counts in its own, and in the grader's once the grader has waited for it. Run it only through
 :mod:`decompkit.course.kernels`; it uses the standard library and ipykernel.
 """
 
@@ -81,10 +82,20 @@ def _child(request: dict) -> None:
         os._exit(0)
 
 
+def _reap(*_) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def main() -> None:
     """Serve kernels until standard input closes (see the module docstring)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
+    signal.signal(signal.SIGCHLD, _reap)
     first = json.loads(sys.stdin.readline() or "{}")
     failed = _warm(first.get("preload", []))
     _reply({"ready": True, "pid": os.getpid(), "failed": failed})
@@ -103,6 +114,8 @@ def main() -> None:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _reap()
 
 
 if __name__ == "__main__":

@@ -173,8 +173,7 @@ class KernelFactory:
     async def start(self, cwd: Path, env_extra: dict) -> Kernel:
         """A ready kernel running in ``cwd`` with ``env_extra`` added to the environment."""
         self.count += 1
-        sockets = self.workdir / f"k{self.count}"
-        sockets.mkdir()
+        sockets = Path(tempfile.mkdtemp(prefix="k", dir=self.workdir))
         env = {**self.env, **env_extra}
         connection_file, _ = write_connection_file(
             str(sockets / "kernel.json"), transport="ipc", ip=str(sockets / "s")

@@ -35,17 +35,33 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_SEEN: dict = {}  # path -> (stat signature, sha256): a file is hashed again only if it changed
+
+
+def _signature(stat_result) -> tuple:
+    # Any write or utime() call moves ctime, which a process cannot set back.
+    return (stat_result.st_size, stat_result.st_mtime_ns, stat_result.st_ctime_ns,
+            stat_result.st_ino)  # fmt: skip
+
+
 def _state(folder: Path) -> dict[str, str]:
     """``{relative path: sha256}`` of every file under ``folder`` (missing folder: empty)."""
     found = {}
     if not folder.is_dir():
         return found
     for path in folder.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            try:
-                found[path.relative_to(folder).as_posix()] = _digest(path.read_bytes())
-            except OSError:
-                found[path.relative_to(folder).as_posix()] = "unreadable"
+        try:
+            if path.is_symlink() or not path.is_file():
+                continue
+            signature = _signature(path.stat())
+            known = _SEEN.get(path)
+            if known is None or known[0] != signature:
+                known = (signature, _digest(path.read_bytes()))
+                _SEEN[path] = known
+            digest = known[1]
+        except OSError:
+            digest = "unreadable"
+        found[path.relative_to(folder).as_posix()] = digest
     return found
 
 

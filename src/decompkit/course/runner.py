@@ -36,6 +36,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
+from nbformat.v4.nbjson import writes as writes_json
 
 from .clean_check import answer_names, export_expressions, judge
 from .codec import Unreadable, decode
@@ -414,7 +415,7 @@ def _score(source: Source, nb_run, student: str, exercise) -> tuple:
     if judged:
         try:
             verdicts = judge(source.nb, student, answers)
-            if not all(verdicts.get(g) for g in source.points) and student != "lecture":
+            if student != "lecture" and _answered_wrong(source, verdicts, answers):
                 lecture = judge(source.nb, "lecture", answers)
         except Exception as error:  # noqa: BLE001 - a fault in judging costs this notebook only
             judged, why = False, f"the clean check failed ({type(error).__name__}: {error})"
@@ -465,6 +466,16 @@ def _score(source: Source, nb_run, student: str, exercise) -> tuple:
             if note:
                 comments[answer_cell] = note
     return scores, items, comments, verdicts, judged, why
+
+
+def _answered_wrong(source: Source, verdicts: dict, answers: dict) -> bool:
+    """Whether some item failed with an answer given (only those can match the lecture's)."""
+    for grade_id in source.points:
+        if not verdicts.get(grade_id):
+            names = source.names_of.get(grade_id, [])
+            if any(answers.get(n) not in (None, "null") for n in names):
+                return True
+    return False
 
 
 def _status(passed, in_kernel, answer_states, judged, names, decoded) -> str:
@@ -545,7 +556,7 @@ async def _grade_one(
     outcome.status, outcome.message = nb_run.status, nb_run.message
     outcome.scores, outcome.items, outcome.comments = scores, items, comments
     outcome.events = nb_run.events
-    outcome.autograded = nbformat.writes(nb_run.nb)
+    outcome.autograded = writes_json(nb_run.nb)  # valid by construction: no schema check
     outcome.seconds = time.monotonic() - started
     return outcome
 
