@@ -1,9 +1,9 @@
 """A grading run stopped half way (Ctrl-C, then a kill) leaves no student half written.
 
-A class is graded once with blank notebooks (every score 0); the submissions are then replaced
-by solved ones and graded again, stopped while it works: by SIGINT (what Ctrl-C sends), then
-by SIGKILL. After each stop every student in the gradebook must be whole: all of the old
-grades or all of the new ones, never a mix, never a grade left unset.
+A class starts with every score 0 in the gradebook (as an earlier run left it); solved
+notebooks are then graded, and the run is stopped while it works: by SIGINT (what Ctrl-C
+sends), then by SIGKILL. After each stop every student in the gradebook must be whole: all
+of the old grades or all of the new ones, never a mix, never a grade left unset.
 """
 
 from __future__ import annotations
@@ -22,6 +22,19 @@ from .submissions import ROOT, points, submission
 CHAIN = "01-chain-reliability"
 STUDENTS = [f"s{n:02d}" for n in range(1, 6)]
 FULL = sum(points(CHAIN).values())
+
+
+def _old_grades(root) -> None:
+    """Every student in the gradebook with 0 on every item, as a finished earlier run left it."""
+    from decompkit.course.grade import prepare_gradebook
+    from decompkit.course.gradebook import open_gradebook, write_student
+    from decompkit.course.runner import NotebookOutcome
+
+    prepare_gradebook(root, "decomp", root / "gradebook.db")
+    zero = NotebookOutcome(CHAIN, "graded", scores=dict.fromkeys(points(CHAIN), 0.0))
+    with open_gradebook(root / "gradebook.db", "decomp") as gb:
+        for student in STUDENTS:
+            write_student(gb, "decomp", student, [zero])
 
 
 def _write(root, solved: bool) -> None:
@@ -83,9 +96,7 @@ def course(tmp_path_factory):
     shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     (root / "solutions" / "decomp").mkdir(parents=True)
     shutil.copy2(ROOT / "solutions" / "decomp" / f"{CHAIN}.ipynb", root / "solutions" / "decomp")
-    _write(root, solved=False)
-    first = subprocess.run(_command(root), capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stderr[-2000:]
+    _old_grades(root)
     assert set(_whole(root).values()) == {"old"}
     _write(root, solved=True)
     return root

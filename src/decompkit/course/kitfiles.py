@@ -25,10 +25,8 @@ __all__ = ["KitFiles", "package_folder"]
 
 
 def package_folder() -> Path:
-    """The folder of the ``decompkit`` package this process imported."""
-    from .. import __file__ as init
-
-    return Path(init).resolve().parent
+    """The folder of the ``decompkit`` package this process imported (this file's grandparent)."""
+    return Path(__file__).resolve().parents[1]
 
 
 def _digest(data: bytes) -> str:

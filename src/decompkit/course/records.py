@@ -21,7 +21,20 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-__all__ = ["SCHEMA", "ExerciseView", "exercise_side", "record_path", "write_record", "build"]
+# The exercise side: the id variables and the lecture's id (decompkit.exercises.params once
+# the exercises are one package), and the registry below.
+from ..variants import GRADER_VARIABLE, LECTURE
+
+__all__ = [
+    "GRADER_VARIABLE",
+    "LECTURE",
+    "SCHEMA",
+    "ExerciseView",
+    "build",
+    "exercise_side",
+    "record_path",
+    "write_record",
+]
 
 SCHEMA = 1
 

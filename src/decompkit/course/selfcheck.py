@@ -10,6 +10,8 @@ scripts and names the unanswered items.
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from pathlib import Path
 
 __all__ = ["self_check", "main"]
@@ -35,7 +37,8 @@ def self_check(path: Path, *, timeout: int = 60) -> dict[str, tuple[str, str]]:
         allow_errors=True,
         resources={"metadata": {"path": str(Path(path).parent)}},
     )
-    client.execute()
+    # The kernel's own log (start-up notices, its shutdown) is not the check's report.
+    client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     verdicts = {}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -52,17 +55,39 @@ def self_check(path: Path, *, timeout: int = 60) -> dict[str, tuple[str, str]]:
     return verdicts
 
 
+def _why(error: Exception, path, timeout: int) -> str:
+    """One line saying what went wrong running ``path`` and what to do."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    if isinstance(error, CellTimeoutError):
+        return (
+            f"a cell of {path} ran past {timeout} s and was stopped; fix the cell (an endless "
+            "loop?) or give it more time with --timeout SECONDS"
+        )
+    if isinstance(error, DeadKernelError):
+        return f"the kernel died while running {path}; find the cell that ends the process"
+    if isinstance(error, FileNotFoundError):
+        return f"no notebook {path}; check the path"
+    return f"{path} could not be run ({type(error).__name__}: {str(error).splitlines()[0][:200]})"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: print every check of each notebook; 1 unless all are on track."""
+    """Command line: print every check of each notebook; 1 unless all are on track, 2 when a
+    notebook could not be run (one line says why)."""
     parser = argparse.ArgumentParser(
         prog="python -m decompkit.course check",
         description="Run notebooks and report every visible check.",
     )
     parser.add_argument("notebooks", nargs="+", help="notebook files to check")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
     args = parser.parse_args(argv)
     status = 0
     for path in args.notebooks:
-        verdicts = self_check(Path(path))
+        try:
+            verdicts = self_check(Path(path), timeout=args.timeout)
+        except Exception as error:  # noqa: BLE001 - every failure becomes one line
+            print(f"error: {_why(error, path, args.timeout)}", file=sys.stderr)
+            return 2
         print(f"{path}")
         for grade_id, (state, message) in verdicts.items():
             print(f"  [{_MARKS[state]}] {grade_id}: {message}")

@@ -24,14 +24,13 @@ import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from ..variants import GRADER_VARIABLE, LECTURE
 from .clean_check import judge, run_cells
 from .codec import encode
 from .integrity import Flag, format_report, scan_notebook
 from .kernels import KernelFactory
 from .kitfiles import KitFiles
 from .plugins import kernel_environment
-from .records import views
+from .records import GRADER_VARIABLE, LECTURE, views
 from .runner import FAILED, grade_notebooks
 
 __all__ = ["GradingError", "Plan", "grade_all", "integrity_files"]
