@@ -40,7 +40,7 @@ from . import records
 from .gradebook import assignment_shape, create_gradebook, open_gradebook, write_student
 from .ids import IdError, normalise_id
 from .runner import FAILED, Limits, load_source
-from .workers import GradingError, Plan, grade_all, integrity_files, progress_line
+from .workers import GradingError, NotGraded, Plan, grade_all, integrity_files, progress_line
 
 __all__ = ["GradingError", "NotebookGrade", "autograde", "grade_class", "prepare_gradebook",
            "find_submissions", "main"]  # fmt: skip
@@ -376,10 +376,22 @@ def grade_class(
     with open_gradebook(database, conf["course_id"]) as gb:
         try:
             for student, outcomes, flags in grade_all(plan, found, workers):
-                _store(root, conf, gb, run, found[student], outcomes, flags, collected)
+                problem = ""
+                if isinstance(outcomes, NotGraded):
+                    problem = f"{student}: could not be graded ({outcomes.reason})"
+                else:
+                    try:
+                        _store(root, conf, gb, run, found[student], outcomes, flags, collected)
+                    except Exception as error:  # noqa: BLE001 - reported; the others go on
+                        problem = f"{student}: could not be saved ({type(error).__name__}: {error})"
+                if problem:
+                    run.problems.append(f"{problem}; their grades were left as they were")
                 if bar is not None:  # said once the student is saved
-                    text, problems, failed, flagged = progress_line(student, outcomes)
-                    bar.advance(text, problems, failed=failed, flagged=flagged)
+                    if problem:
+                        bar.advance(f"{student}  NOT GRADED", [problem], failed=True)
+                    else:
+                        text, problems, failed, flagged = progress_line(student, outcomes)
+                        bar.advance(text, problems, failed=failed, flagged=flagged)
         except KeyboardInterrupt:
             run.interrupted = True
         finally:
@@ -532,9 +544,8 @@ def main(argv: list[str] | None = None) -> int:
     if progress is not None:
         progress.close()
     print(summary(run.assignment, run.graded, run.notebooks, run.maxima, seconds=run.seconds,
-                  workers=run.workers, left_out=run.left_out), end="")  # fmt: skip
-    for line in run.problems:
-        print(f"warning: {line}", file=sys.stderr)
+                  workers=run.workers, left_out=run.left_out, problems=run.problems),
+          end="")  # fmt: skip
     print(f"written: gradebook.db, records/{run.assignment}/, autograded/, integrity.csv, "
           "integrity.txt")  # fmt: skip
     if run.interrupted:

@@ -118,7 +118,8 @@ def _short(notebook: str) -> str:
     return head if len(head) <= 4 else notebook[:4]
 
 
-def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out=()) -> str:
+def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out=(),
+            problems=()) -> str:  # fmt: skip
     """The end-of-run report.
 
     Parameters
@@ -131,6 +132,9 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
         ``{notebook: max points}``.
     left_out : list of str
         One line per submission folder or file that was not graded, with the reason.
+    problems : list of str
+        Lines about the run itself (a student that could not be graded or saved, the kit's
+        files changed).
     """
     lines = [
         f"{assignment}: {len(graded)} students graded in {duration(seconds)}"
@@ -182,4 +186,7 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
     if left_out:
         lines += ["", f"Not graded ({len(left_out)}):"]
         lines += [f"  {line}" for line in left_out]
+    if problems:
+        lines += ["", f"Problems of the run ({len(problems)}):"]
+        lines += [f"  {line}" for line in problems]
     return "\n".join(lines) + "\n"

@@ -543,6 +543,11 @@ async def _grade_one(
             shutil.copy2(extra, cwd / extra.name)
     try:
         nb_run = await _run(factory, nb, source, env, cwd, limits, deadline, parent)
+    except Exception as error:  # noqa: BLE001 - a kernel that cannot start costs this notebook
+        outcome.status, outcome.scores = "failed", zero
+        outcome.message = f"the notebook could not be run ({type(error).__name__}: {error})"
+        outcome.items = exercise.blank_items(source, "not_run")
+        return outcome
     finally:
         shutil.rmtree(cwd, ignore_errors=True)
     scores, items, comments, verdicts, judged, why = _score(source, nb_run, student, exercise)

@@ -33,7 +33,7 @@ from .plugins import kernel_environment
 from .records import GRADER_VARIABLE, LECTURE, views
 from .runner import FAILED, grade_notebooks
 
-__all__ = ["GradingError", "Plan", "grade_all", "integrity_files"]
+__all__ = ["GradingError", "NotGraded", "Plan", "grade_all", "integrity_files"]
 
 MARKER = ".grading-run.json"
 
@@ -308,7 +308,11 @@ def grade_all(plan: Plan, found: dict, workers: int):
         if plan.local is None:
             plan.local = _Worker(plan)
         for submission in found.values():
-            student, outcomes, flags = plan.local.grade(submission)
+            try:
+                student, outcomes, flags = plan.local.grade(submission)
+            except Exception as error:  # noqa: BLE001 - costs this student only, named
+                yield submission.student, NotGraded(error), {}
+                continue
             plan.flags[student] = flags
             yield student, outcomes, flags
         return
@@ -319,16 +323,21 @@ def grade_all(plan: Plan, found: dict, workers: int):
         initializer=_init_worker,
         initargs=(plan, os.getpid()),
     )
-    pending = {pool.submit(_grade_in_worker, s) for s in found.values()}
+    pending = {pool.submit(_grade_in_worker, s): s.student for s in found.values()}
     try:
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                student, outcomes, flags = future.result()
+                submitted = pending.pop(future)
+                try:
+                    student, outcomes, flags = future.result()
+                except Exception as error:  # noqa: BLE001 - a worker's fault costs its student
+                    yield submitted, NotGraded(error), {}
+                    continue
                 plan.flags[student] = flags
                 yield student, outcomes, flags
     except BaseException:
-        for future in pending:
+        for future in list(pending):
             future.cancel()
         processes = list(getattr(pool, "_processes", {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
@@ -339,6 +348,17 @@ def grade_all(plan: Plan, found: dict, workers: int):
             process.join(5)
         raise
     pool.shutdown(wait=True)
+
+
+class NotGraded(list):
+    """What a student's grading gave when it failed as a whole (an empty list of outcomes
+    that carries the error): nothing is written for the student."""
+
+    def __init__(self, error: BaseException):
+        super().__init__()
+        self.reason = (
+            f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+        )
 
 
 def progress_line(student, outcomes) -> tuple[str, list[str], bool, bool]:
