@@ -91,7 +91,13 @@ def settings(root: Path) -> dict:
             f"{root} is not a course folder (no nbgrader_config.py); run the command in the "
             "course folder or pass --root"
         )
-    config = _config(root)
+    try:
+        config = _config(root)
+    except Exception as error:  # noqa: BLE001 - traitlets raises what the file raises
+        raise GradingError(
+            f"{root / 'nbgrader_config.py'} cannot be read ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''}); fix it, or copy it from the kit"
+        ) from None
     return {
         "config": config,
         "course_id": str(_setting(config, "CourseDirectory", "course_id", "default_course")),
@@ -364,6 +370,13 @@ def grade_class(
         found = wanted
     run = Run(assignment, list(sources), {n: sum(s.points.values()) for n, s in sources.items()})
     run.left_out, run.workers = left_out, workers
+    bar = progress(len(found)) if progress is not None else None
+    if bar is not None:
+        bar.note(
+            f"grading {assignment}: {len(found)} students, {len(sources)} notebooks, "
+            f"{min(workers, len(found))} at a time; first the solutions are checked against "
+            "their own tests and the kernels warmed up"
+        )
     database = root / "gradebook.db"
     _ensure_assignment(root, assignment, database, conf["course_id"], sources)
     plan = Plan.prepare(
@@ -372,7 +385,6 @@ def grade_class(
     collected = _collected(root, assignment)
     folder = records.record_path(root, assignment, "x").parent
     records.clean_temporaries(folder)
-    bar = progress(len(found)) if progress is not None else None
     with open_gradebook(database, conf["course_id"]) as gb:
         try:
             for student, outcomes, flags in grade_all(plan, found, workers):
@@ -544,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     if progress is not None:
         progress.close()
     print(summary(run.assignment, run.graded, run.notebooks, run.maxima, seconds=run.seconds,
-                  workers=run.workers, left_out=run.left_out, problems=run.problems),
+                  workers=run.workers, left_out=run.left_out, troubles=run.problems),
           end="")  # fmt: skip
     print(f"written: gradebook.db, records/{run.assignment}/, autograded/, integrity.csv, "
           "integrity.txt")  # fmt: skip

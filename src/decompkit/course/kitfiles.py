@@ -176,10 +176,13 @@ class KitFiles:
                     pass
             if not restore:
                 continue
-            if name in self.sources:
-                _write(path, self.sources[name])
-            elif name in now:
-                _remove(path)
+            try:  # a read-only install cannot be put back (nor could a kernel change it)
+                if name in self.sources:
+                    _write(path, self.sources[name])
+                elif name in now:
+                    _remove(path)
+            except OSError:
+                pass
         return changed
 
 

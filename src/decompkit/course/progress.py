@@ -119,7 +119,7 @@ def _short(notebook: str) -> str:
 
 
 def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out=(),
-            problems=()) -> str:  # fmt: skip
+            troubles=()) -> str:  # fmt: skip
     """The end-of-run report.
 
     Parameters
@@ -132,10 +132,11 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
         ``{notebook: max points}``.
     left_out : list of str
         One line per submission folder or file that was not graded, with the reason.
-    problems : list of str
+    troubles : list of str
         Lines about the run itself (a student that could not be graded or saved, the kit's
         files changed).
     """
+    graded = dict(sorted(graded.items()))
     lines = [
         f"{assignment}: {len(graded)} students graded in {duration(seconds)}"
         f" ({workers} worker{'s' if workers != 1 else ''})",
@@ -173,8 +174,9 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
         lines.append("- not handed in   ! could not be graded in full (below)   ? flagged (below)")
     problems = [(s, o) for s, outcomes in graded.items() for o in outcomes if o.status in FAILED]
     if problems:
-        lines += ["", f"Could not be graded in full ({len(problems)}): the items that did not run "
-                  "score 0; regrade with --student ID once fixed"]  # fmt: skip
+        lines += ["", f"Could not be graded in full ({len(problems)}): what did not run scores 0; "
+                  "if the cause is on your side (a limit too short, a file to download again), "
+                  "fix it and regrade with --student ID"]  # fmt: skip
         lines += [f"  {s}  {o.notebook}: {o.message}" for s, o in problems]
     flagged = [
         (s, o) for s, outcomes in graded.items() for o in outcomes if getattr(o, "integrity", False)
@@ -186,7 +188,7 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
     if left_out:
         lines += ["", f"Not graded ({len(left_out)}):"]
         lines += [f"  {line}" for line in left_out]
-    if problems:
-        lines += ["", f"Problems of the run ({len(problems)}):"]
-        lines += [f"  {line}" for line in problems]
+    if troubles:
+        lines += ["", f"Problems of the run ({len(troubles)}):"]
+        lines += [f"  {line}" for line in troubles]
     return "\n".join(lines) + "\n"

@@ -269,7 +269,11 @@ class _Worker:
             after=self.check, parent=self.parent,
         )  # fmt: skip
         for outcome in outcomes:
-            first = next((f for f in flags.get(outcome.notebook, []) if f.severity == "flag"), None)
+            first = next(
+                (f for f in flags.get(outcome.notebook, [])
+                 if f.severity == "flag" and f.kind != "notebook"),
+                None,
+            )  # fmt: skip
             if first is not None and not outcome.integrity:
                 outcome.integrity = _flag_text(first)
         return submission.student, outcomes, flags
