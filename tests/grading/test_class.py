@@ -205,6 +205,8 @@ def test_what_went_wrong_is_named_in_the_gradebook_the_records_and_the_report(gr
         assert book[(student, notebook)][1] is True
         assert f"  {student}  {notebook}: " in out
     assert book[("s2012", CHAIN)][1] is True  # the hostile cell is flagged
+    hostile = json.loads((graded / "records" / "decomp" / "s2012.json").read_text())
+    assert hostile["notebooks"][CHAIN]["flags"][0].startswith("cell 6, line 5: path contains")
     assert not book[("abbottann", CHAIN)][1] and not book[("s2016", CHAIN)][1]
     loop = json.loads((graded / "records" / "decomp" / "s2010.json").read_text())
     item = loop["notebooks"][CHAIN]["items"]["effective_rate_value"]

@@ -134,7 +134,7 @@ def build(assignment, student, outcomes, flags, *, submitted_at=None, source_nam
     """The record of one student (see the module docstring and docs for the fields)."""
     notebooks = {}
     for outcome in outcomes:
-        found = [f for f in flags.get(outcome.notebook, []) if f]
+        found = [flag_line(f) for f in flags.get(outcome.notebook, []) if _is_flag(f)]
         events = list(outcome.events)
         notebooks[outcome.notebook] = {
             "status": outcome.status,
@@ -157,6 +157,26 @@ def build(assignment, student, outcomes, flags, *, submitted_at=None, source_nam
 
 
 _FLAGGED = ("unreadable", "timeout", "kernel_died", "time_limit", "failed")
+
+
+def _is_flag(found) -> bool:
+    return isinstance(found, str) or getattr(found, "severity", "") == "flag"
+
+
+def flag_line(found) -> str:
+    """An integrity finding as the record lists it: ``cell 12, line 3: reason (construct)``.
+
+    Examples
+    --------
+    >>> from decompkit.course.integrity import Flag
+    >>> flag_line(Flag("a.ipynb", 12, None, 3, "answer-key", "chain.key(P)", "flag", "calls x"))
+    'cell 12, line 3: calls x (chain.key(P))'
+    """
+    if isinstance(found, str):
+        return found
+    where = "" if found.cell is None else f"cell {found.cell}"
+    where += "" if found.line is None or found.cell is None else f", line {found.line}"
+    return f"{where}: {found.reason} ({found.construct})" if where else found.reason
 
 
 def write_record(path: Path, record: dict) -> Path:

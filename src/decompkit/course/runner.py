@@ -40,7 +40,6 @@ from nbformat.v4.nbjson import writes as writes_json
 
 from .clean_check import answer_names, export_expressions, judge
 from .codec import Unreadable, decode
-from .integrity import Flag
 
 __all__ = ["Limits", "NotebookOutcome", "grade_notebooks", "prepare_notebook", "FAILED"]
 
@@ -592,12 +591,3 @@ def grade_notebooks(factory, files, sources, student, env, workdir, limits, view
         return found
 
     return asyncio.run(every())
-
-
-def flag_lines(flags: list[Flag]) -> list[str]:
-    """The integrity findings of one notebook as the grading record lists them."""
-    return [
-        f"cell {f.cell}: {f.reason} ({f.construct})" if f.cell is not None else f.reason
-        for f in flags
-        if f.severity == "flag"
-    ]
