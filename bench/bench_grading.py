@@ -98,8 +98,12 @@ def _strip(nb, figures: bool = True):
         if cell.cell_type == "code":
             lines = cell.source.splitlines()
             cell.source = "\n".join(x for x in lines if x.strip() != "%matplotlib inline")
+            tags = cell.metadata.setdefault("tags", [])
             if not figures and not cell.metadata.get("nbgrader") and _draws_only(cell.source):
-                cell.metadata.setdefault("tags", []).append("explore")
+                if "explore" not in tags:
+                    tags.append("explore")
+            if not tags:
+                del cell.metadata["tags"]
     return nb
 
 

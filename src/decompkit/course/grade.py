@@ -378,7 +378,14 @@ def grade_class(
             "their own tests and the kernels warmed up"
         )
     database = root / "gradebook.db"
-    _ensure_assignment(root, assignment, database, conf["course_id"], sources)
+    try:
+        _ensure_assignment(root, assignment, database, conf["course_id"], sources)
+    except RuntimeError as error:
+        last = [line for line in str(error).splitlines() if line.strip()][-1:] or [""]
+        raise GradingError(
+            f"nbgrader cannot read the notebooks of {assignment!r} ({last[0].strip()[:200]}); "
+            f"run `nbgrader generate_assignment {assignment} --force` to see every error"
+        ) from None
     plan = Plan.prepare(
         root, assignment, sources, limits, fork_kernels=fork_kernels, kit_guard=kit_guard
     )

@@ -115,6 +115,7 @@ class Source:
     answers_of: dict  # test grade_id -> answer cell grade_ids before it
     names_of: dict  # test grade_id -> answer variable names
     expressions: dict  # name -> user_expression reading it out
+    folder: Path | None = None  # the assignment's source folder (its other files are copied)
 
 
 def load_source(path: Path) -> Source:
@@ -133,7 +134,7 @@ def load_source(path: Path) -> Source:
             stubs = [n for gid in pending for n in _stub_names(nb, gid)]
             names_of[grade_id] = stubs or [n for gid in pending for n in bound.get(gid, [])]
             pending = []
-    return Source(path.stem, nb, points, answers_of, names_of, export_expressions(nb))
+    return Source(path.stem, nb, points, answers_of, names_of, export_expressions(nb), path.parent)
 
 
 def _stub_names(nb, grade_id: str) -> list[str]:
@@ -537,9 +538,11 @@ async def _grade_one(
         outcome.items = exercise.blank_items(source, "not_run")
         return outcome
     cwd = Path(tempfile.mkdtemp(prefix=f"{source.name[:20]}-", dir=workdir))
-    for extra in path.parent.iterdir():
-        if extra.is_file() and extra.suffix != ".ipynb":
-            shutil.copy2(extra, cwd / extra.name)
+    # The submission's other files, then the assignment's own (which win), as nbgrader does.
+    for folder in (path.parent, source.folder):
+        for extra in folder.iterdir() if folder is not None else ():
+            if extra.is_file() and extra.suffix != ".ipynb":
+                shutil.copy2(extra, cwd / extra.name)
     try:
         nb_run = await _run(factory, nb, source, env, cwd, limits, deadline, parent)
     except Exception as error:  # noqa: BLE001 - a kernel that cannot start costs this notebook
