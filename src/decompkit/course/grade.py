@@ -381,7 +381,12 @@ def grade_class(
     try:
         _ensure_assignment(root, assignment, database, conf["course_id"], sources)
     except RuntimeError as error:
-        last = [line for line in str(error).splitlines() if line.strip()][-1:] or [""]
+        errors = [
+            line.strip()
+            for line in str(error).splitlines()
+            if "Error: " in line and "NbGraderException" not in line
+        ]
+        last = errors[-1:] or ["see nbgrader's log"]
         raise GradingError(
             f"nbgrader cannot read the notebooks of {assignment!r} ({last[0].strip()[:200]}); "
             f"run `nbgrader generate_assignment {assignment} --force` to see every error"
