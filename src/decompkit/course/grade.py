@@ -342,8 +342,27 @@ def grade_class(
         raise GradingError(
             f"no assignment {assignment!r} in {conf['source']}/{hint}; check the name"
         )
-    sources = {path.stem: load_source(path) for path in paths}
+    sources = {}
+    for path in paths:
+        try:
+            sources[path.stem] = load_source(path)
+        except Exception as error:  # noqa: BLE001 - nbformat raises many unrelated types
+            raise GradingError(
+                f"the solution notebook {path.relative_to(root)} cannot be read "
+                f"({type(error).__name__}); fix it (python3 kit.py check {path.relative_to(root)})"
+            ) from None
     found, left_out = find_submissions(root, conf["submitted"], assignment, list(sources))
+    for student in [s for s, sub in found.items() if not sub.files]:
+        left_out.append(
+            f"{student}: no notebook of {assignment} to grade (see above); not graded, the "
+            "grades they had are kept"
+        )
+        del found[student]
+    if not found:
+        raise GradingError(
+            f"no notebook in {conf['submitted']}/*/{assignment}/ is one of {assignment}'s: "
+            + "; ".join(left_out[:3])
+        )
     if not found:
         raise GradingError(
             f"nothing collected for {assignment!r}: {conf['submitted']}/*/{assignment}/ holds no "
