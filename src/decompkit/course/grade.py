@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import records
+from . import recorder as records
 from .gradebook import assignment_shape, create_gradebook, open_gradebook, write_student
 from .ids import IdError, normalise_id
 from .runner import FAILED, Limits, load_source

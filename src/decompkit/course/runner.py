@@ -434,12 +434,12 @@ def _score(source: Source, nb_run, student: str, exercise) -> tuple:
         verdict = bool(verdicts.get(grade_id)) if judged else False
         passed = in_kernel == "ok" and verdict
         scores[grade_id] = points if passed else 0.0
-        names = list(source.names_of.get(grade_id, []))
+        entry = exercise.item(grade_id)
+        names = list(entry["names"]) or list(source.names_of.get(grade_id, []))
         decoded = {n: decode(values[n]) for n in names if values.get(n) is not None}
         answer = decoded[names[0]] if len(names) == 1 and names[0] in decoded else (decoded or None)
         states = [answer_state.get(a, "not_run") for a in source.answers_of.get(grade_id, [])]
         status = _status(passed, in_kernel, states, judged, names, decoded)
-        entry = exercise.item(grade_id)
         item = {
             "item": entry["item"],
             "label": entry["label"],
@@ -572,7 +572,7 @@ def grade_notebooks(factory, files, sources, student, env, workdir, limits, view
                     after=None, parent=None):  # fmt: skip
     """Grade one student: ``files`` maps each notebook name to its path (None: missing).
 
-    ``views`` maps each notebook to its :class:`decompkit.course.records.ExerciseView`;
+    ``views`` maps each notebook to its :class:`decompkit.course.recorder.ExerciseView`;
     ``after(outcome)``, when given, runs after each notebook and returns problems to report
     with it (the grader's check of the kit's files); ``parent`` is the pid of the process
     that waits for the result (grading stops if it goes away). Returns one

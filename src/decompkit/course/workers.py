@@ -30,7 +30,7 @@ from .integrity import Flag, format_report, scan_notebook
 from .kernels import KernelFactory
 from .kitfiles import KitFiles
 from .plugins import kernel_environment
-from .records import GRADER_VARIABLE, LECTURE, views
+from .recorder import GRADER_VARIABLE, LECTURE, views
 from .runner import FAILED, grade_notebooks
 
 __all__ = ["GradingError", "NotGraded", "Plan", "grade_all", "integrity_files"]

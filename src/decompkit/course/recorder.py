@@ -1,12 +1,13 @@
-"""The grading record: one JSON file per student, the grader's account of what it judged.
+"""Writing the grading record: one JSON file per student, the grader's account of what it judged.
 
 ``records/<assignment>/<student>.json`` in the course folder holds, for every notebook of
 the assignment, its status, the reason when it could not be graded in full, the integrity
 findings, and for every graded cell the item it grades, the points, a status, the answer read
 out of the kernel (never the expected value) and, where the exercise module can tell, the
 hint and the named mistake. Feedback, export and the class report read these files (and the
-gradebook) instead of running a student's code again. Each file is written atomically: a
-temporary file in the same folder, then ``os.replace``.
+gradebook) instead of running a student's code again; the layout is schema 1 of the
+interface the grader shares with them. Each file is written atomically: a temporary file in
+the same folder, then ``os.replace``.
 
 :func:`exercise_side` is the one place the grader looks into the exercise modules (which item
 a graded cell asks for, its label and variable names, the hint for a wrong answer).
