@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -206,13 +207,30 @@ class KernelFactory:
 
     @staticmethod
     async def _ready(kernel: Kernel) -> Kernel:
-        kernel.kc.start_channels(hb=False)
-        try:
-            await kernel.kc.wait_for_ready(timeout=READY_TIMEOUT)
-        except (RuntimeError, asyncio.TimeoutError) as error:
-            await kernel.kill()
-            raise KernelStartError(f"the kernel did not start: {error}") from None
-        return kernel
+        """Wait until the kernel answers on its shell channel and its output channel is
+        subscribed (a first message arrived there), so no output of the first cell is lost.
+
+        jupyter_client's ``wait_for_ready`` does the same with a 0.2 s wait per try on the
+        output channel, which a kernel that starts in 0.2 s often misses once.
+        """
+        kc = kernel.kc
+        kc.start_channels(hb=False)
+        end = time.monotonic() + READY_TIMEOUT
+        while True:
+            if time.monotonic() > end or not kernel.is_alive():
+                await kernel.kill()
+                raise KernelStartError("the kernel did not start")
+            msg_id = kc.kernel_info()
+            try:
+                while True:
+                    reply = await kc.get_shell_msg(timeout=1)
+                    if reply["parent_header"].get("msg_id") == msg_id:
+                        break
+                await kc.get_iopub_msg(timeout=1)
+            except (queue.Empty, asyncio.TimeoutError):
+                continue
+            kc._handle_kernel_info_reply(reply)
+            return kernel
 
     def close(self) -> None:
         """Stop the warm process (it kills the kernels it forked that still run)."""
