@@ -10,6 +10,8 @@
     python3 kit.py release  regenerate notebooks/ from solutions/ with nbgrader (never
                             overwrites a notebook edited since the last release)
     python3 kit.py check NOTEBOOK...   run notebooks, report every check, exit 1 if any is off
+    python3 kit.py collect [ASSIGNMENT]  file the LMS download in downloaded/<a>/archive/
+                                       into submitted/<id>/<a>/
     python3 kit.py grade [--workers N]  autograde submitted/ into gradebook.db
     python3 kit.py key ID... [--csv FILE]  a student's numbers and answers; the class's key
     python3 kit.py feedback [--student ID]  feedback/<student>/decomp/*.html, always rewritten
@@ -913,6 +915,11 @@ def nbgrader(args: list[str]) -> int:
     return _run([str(PYTHON), "-m", "nbgrader", *args])
 
 
+def collect(args: list[str]) -> int:
+    """File an LMS download into submitted/<id>/<assignment>/ (see decompkit.course.collect)."""
+    return _course("collect", args)
+
+
 def grade(args: list[str]) -> int:
     """Autograde submitted/<student>/decomp/ into gradebook.db (see decompkit.course.grade)."""
     return _course("grade", args)
@@ -952,6 +959,7 @@ COMMANDS = {
     "bench": bench,
     "release": release,
     "check": check,
+    "collect": collect,
     "grade": grade,
     "key": key,
     "feedback": feedback,

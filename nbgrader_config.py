@@ -14,6 +14,10 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # A student cell that loops forever is interrupted after this many seconds.
 c.Execute.timeout = 30
+# ... and a notebook, a student may run this long in all (kit.py grade applies both; nbgrader's
+# own autograde the notebook's): many cells that each stay under the cell limit still stop.
+c.GradingLimits.notebook_time_limit = 180
+c.GradingLimits.student_time_limit = 600
 # Every cell has run by the time a kernel is shut down: no need to wait for a clean exit.
 c.Execute.shutdown_kernel = "immediate"
 

@@ -176,7 +176,7 @@ def test_expected_hands_out_a_copy():
         (("chains", "chain_success"), r"notebook must be one of .*, got 'chains'"),
         ((["chain"], "chain_success"), r"notebook must be one of .*, got \['chain'\]"),
         (("chain", "chain_succes"), r"item must be one of .*, got 'chain_succes'"),
-        (("chain", "chain_success", "a b"), r"student must not contain spaces"),
+        (("chain", "chain_success", " -- "), r"student: a student id needs a letter or a digit"),
     ],
 )
 def test_expected_refuses_what_it_cannot_answer(args, match):

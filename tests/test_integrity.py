@@ -110,6 +110,22 @@ HONEST = {
         "from IPython.display import display, Markdown\ndisplay(Markdown('x'))\n"
         "import IPython\nIPython.display.display(1)"
     ),
+    # the visible check may be asked as often as a student likes: that is its purpose (the
+    # README names it as a limit of what the scan can tell)
+    "visible_check_in_a_loop": (
+        "for guess in range(1, 10):\n    if chain.check('k_attempts', 1 - (1 - P.p) ** guess, P):"
+        "\n        break"
+    ),
+    "json_calls": "import json\ns = json.dumps({'a': 1})\nd = json.loads(s)",
+    "sort_key_argument": (
+        "xs = sorted([3, -1], key=abs)\nys = sorted(P.tools, key=lambda t: t[::-1])"
+    ),
+    "own_getters": (
+        "def size(g):\n    return g.n\n\nn = size(P)\nfirst = (lambda t: t[0])(P.tools)\n"
+        "import operator\np = operator.attrgetter('p')(P)"
+    ),
+    "names_of_the_parameters": "v = getattr(P, 'p')\nd = vars(P)['n']\nw = P.__dict__.get('d')",
+    "exercise_helpers": "table = chain.CHECK_ITEMS\nok = chain.check_kinds({})",
 }
 
 
@@ -201,6 +217,86 @@ HOSTILE = {
         2,
         "answer-key",
         "expected",
+    ),
+    # ... and the other ways to reach them: the module's namespace, a wrapper, a getter, a
+    # function of one's own, another key function, a name or a module chosen at run time
+    "key_through_vars": ("k = vars(chain)['key'](P)", 1, "answer-key", "vars(chain)['key']"),
+    "key_through_dict": ("k = chain.__dict__['key'](P)", 1, "answer-key", "__dict__"),
+    "key_through_dict_get": ("k = chain.__dict__.get('key')(P)", 1, "answer-key", "get('key')"),
+    "key_unwrapped": ("k = chain.key.__wrapped__(P)", 1, "answer-key", "__wrapped__"),
+    "key_attrgetter": (
+        "import operator\nk = operator.attrgetter('key')(chain)(P)",
+        2,
+        "answer-key",
+        "attrgetter",
+    ),
+    "key_attrgetter_bound": (
+        "from operator import attrgetter\nget = attrgetter('key')\nk = get(chain)(P)",
+        3,
+        "answer-key",
+        "get(chain)",
+    ),
+    "key_methodcaller": (
+        "import operator\nk = operator.methodcaller('key', P)(chain)",
+        2,
+        "answer-key",
+        "methodcaller",
+    ),
+    "key_lambda": ("k = (lambda m: m.key)(chain)(P)", 1, "answer-key", "lambda"),
+    "key_lambda_bound": ("pick = lambda m: m.key\nk = pick(chain)(P)", 2, "answer-key", "pick"),
+    "key_own_function": (
+        "def pick(m):\n    return m.key\n\nk = pick(chain)(P)",
+        4,
+        "answer-key",
+        "pick(chain)",
+    ),
+    "key_referenced": ("f = chain.key\nk = list(map(f, [P]))", 1, "answer-key", "chain.key"),
+    "key_partial": (
+        "import functools\nk = functools.partial(chain.key, P)()",
+        2,
+        "answer-key",
+        "chain.key",
+    ),
+    "other_key_function": ("kinds = chain.kinds_key()", 1, "answer-key", "kinds_key"),
+    "key_of_the_registry": (
+        "from decompkit.exercises.params import EXERCISES\nk = EXERCISES['chain'].key(P)",
+        2,
+        "answer-key",
+        "key",
+    ),
+    "key_from_sys_modules": (
+        "k = sys.modules['decompkit.exercises.chain'].key(P)",
+        1,
+        "answer-key",
+        "key",
+    ),
+    "key_name_at_run_time": (
+        "name = 'k' + 'ey'\nk = getattr(chain, name)(P)",
+        2,
+        "answer-key",
+        "getattr(chain, name)",
+    ),
+    "exercise_imported_at_run_time": (
+        "import importlib\nm = importlib.import_module('decompkit.exercises.' + 'chain')",
+        2,
+        "answer-key",
+        "import_module",
+    ),
+    # hooks that would forge what the kernel exports: the grader reads each answer out with
+    # __import__('decompkit.course.codec').encode(name), which builds JSON
+    "import_shadowed": ("__import__ = lambda *a, **k: None", 1, "builtins", "__import__"),
+    "import_shadowed_in_globals": (
+        "globals()['__import__'] = print",
+        1,
+        "builtins",
+        "globals()['__import__']",
+    ),
+    "json_patched": ("import json\njson.dumps = lambda *a, **k: '1'", 2, "module-patch", "dumps"),
+    "codec_patched": (
+        "from decompkit.course import codec\ncodec.encode = str",
+        2,
+        "module-patch",
+        "codec.encode",
     ),
     # IPython hooks
     "ast_transformers": ("ip = get_ipython()\nip.ast_transformers.append(t)", 1, "hook", "get_"),

@@ -726,7 +726,7 @@ def test_bench_setup_quick_times_a_fresh_clone_and_stops_its_servers():
 
 # --- the instructor's commands reach the course package -----------------------------------
 
-COURSE_COMMANDS = ["release", "check", "grade", "key", "feedback", "export", "report"]
+COURSE_COMMANDS = ["release", "check", "collect", "grade", "key", "feedback", "export", "report"]
 
 
 @pytest.mark.parametrize("command", COURSE_COMMANDS)

@@ -3,6 +3,8 @@
 Each case maps a notebook to a builder of its submission and to what must be lost:
 ``set()`` full marks; a set of grade_ids that must score 0 while every other item keeps its
 points; ``ALL`` nothing earned; ``FAILED`` the notebook cannot be graded (and earns nothing).
+``status`` names the grader's status of a notebook where it is not ``"graded"`` (a notebook
+that timed out is graded but flagged ``"timeout"``).
 Correct-but-different answers measure the grader's false-positive rate (phi); common wrong
 answers its detection rate (d); hostile submissions its robustness.
 """
@@ -41,6 +43,7 @@ class Case:
     kind: str  # "reference", "different", "wrong" or "hostile"
     notebooks: dict = field(default_factory=dict)  # notebook -> callable returning nb or bytes
     lose: dict = field(default_factory=dict)  # notebook -> set of grade_ids, ALL or FAILED
+    status: dict = field(default_factory=dict)  # notebook -> status other than "graded"
 
 
 def _own(item: str, notebook: str = "dag", student: str = "different_types"):
@@ -835,6 +838,7 @@ CASES = [
         "hostile",
         {CHAIN: _with(CHAIN, effective_rate_answer="while True:\n    pass")},
         {CHAIN: {"effective_rate_value"}},
+        {CHAIN: "timeout"},
     ),
     Case(
         "kernel_death",
@@ -844,6 +848,7 @@ CASES = [
             HORIZON: _solved(HORIZON),
         },
         {CHAIN: FAILED, HORIZON: set()},
+        {CHAIN: "kernel_died"},
     ),
     Case(
         "system_exit",
@@ -956,7 +961,8 @@ CASES = [
                     "    base = pathlib.Path('../' * up)\n"
                     "    for name in ('gradebook.db', 'nbgrader_config.py'):\n"
                     "        try:\n"
-                    "            (base / name).write_text('overwritten by a submission')\n"
+                    "            if (base / name).exists():\n"
+                    "                (base / name).write_text('overwritten by a submission')\n"
                     "        except OSError:\n"
                     "            pass\n"
                     "p_chain = P.p**P.n"
@@ -972,6 +978,7 @@ CASES = [
         "hostile",
         {CHAIN: lambda: b'{"cells": [ this is not json', HORIZON: _solved(HORIZON)},
         {CHAIN: FAILED, HORIZON: set()},
+        {CHAIN: "unreadable"},
     ),
 ]
 

@@ -41,5 +41,7 @@ def course(tmp_path_factory):
     # nbgrader's exchange stamps every submission; the grader must carry the stamp along.
     (root / "submitted" / "solved" / "decomp" / "timestamp.txt").write_text(SUBMITTED_AT)
     before = {p: p.read_bytes() for p in (root / "solutions").rglob("*") if p.is_file()}
-    results = autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT)
+    # The suite grades with the developer's checkout as the installed kit: a change found in it
+    # during the run is reported, never undone (it may be an edit made meanwhile).
+    results = autograde(root, "decomp", workers=2, timeout=CELL_TIMEOUT, kit_guard="report")
     return root, {(r.student, r.notebook): r for r in results}, before

@@ -56,9 +56,9 @@ def graded(tmp_path_factory):
     shutil.copytree(ROOT / "solutions", root / "solutions")
     write_submissions(root, [STUDENT])
     results = autograde(root, "decomp", workers=1, timeout=30)
-    assert [r.status for r in results] == ["graded"], [r.message for r in results]
-    write_record(root, chain_record(STUDENT, _answers(STUDENT)))
-    return root
+    chain_only = [r for r in results if r.notebook == CHAIN]
+    assert [r.status for r in chain_only] == ["graded"], [r.message for r in results]
+    return root  # the grader's own record of the student is what feedback reads
 
 
 def _read(path: Path) -> str:

@@ -1,42 +1,58 @@
-"""Autograding with nbgrader, one submission at a time in a scratch copy of the course.
+"""Autograding a class: every submission of an assignment into the gradebook, none lost.
 
-nbgrader executes and scores every notebook; this module only decides *where* that happens
-and carries the scores home. Each student is graded in a fresh scratch course (the
-configuration, the source notebooks, a copy of a gradebook that knows the assignment, and
-that student's submission), so a submission's kernel can reach neither the course's
-gradebook nor another student's folder through a relative path. When nbgrader gives up on a
-student (a kernel that died, a notebook that is not valid JSON), the student's notebooks are
-graded again one by one, so a fault costs only the notebook it happened in. The scores are
-then written into the course gradebook by this one process: with ``workers > 1`` the
-students are graded in parallel, and SQLite still sees a single writer.
+``python -m decompkit.course grade [ASSIGNMENT]`` (``python3 kit.py grade``) grades
+``submitted/<student>/<assignment>/`` against ``solutions/<assignment>/``:
+
+* Before any student code runs, the grader runs every instructor's notebook through its own
+  hidden tests (so the judging code is imported, and known to pass the solutions), reads the
+  kit's installed files once, and gives the kernels a private copy of them.
+* Each notebook runs in a fresh kernel under the student's id (:mod:`decompkit.course.runner`),
+  bounded per cell, per notebook and per student; its answers are read out and judged here.
+  A notebook that fails costs that notebook only, named with the reason.
+* Each student's scores go into ``gradebook.db`` in one transaction, with the grading record
+  ``records/<assignment>/<student>.json`` and the executed notebooks in ``autograded/``: after
+  a crash, a kill or Ctrl-C the gradebook holds every student as before the run or as graded
+  in it, never in between. The integrity scan's findings go to ``integrity.csv`` / ``.txt``.
+* Students are graded ``--workers`` at a time, each worker a process of its own; only this
+  process writes the gradebook.
+
+It prints a progress line while it works, a table of every score at the end, and exits 1 when
+a notebook could not be graded in full, 2 on a mistake in the command (each explained in one
+line), 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import dataclasses
-import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
+import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .integrity import Flag, format_report, scan_submission, to_rows
+from ..exercises.ids import IdError, normalise_id
+from . import recorder as records
+from .gradebook import assignment_shape, create_gradebook, open_gradebook, write_student
+from .runner import FAILED, Limits, load_source
+from .workers import GradingError, NotGraded, Plan, grade_all, integrity_files, progress_line
 
-__all__ = ["NotebookGrade", "autograde", "prepare_gradebook", "collect_submissions"]
+__all__ = ["GradingError", "NotebookGrade", "autograde", "grade_class", "prepare_gradebook",
+           "find_submissions", "main"]  # fmt: skip
 
 
 @dataclass
 class NotebookGrade:
     """The outcome of grading one notebook of one student.
 
-    ``grades`` maps each graded cell's grade_id to its score; ``status`` is ``"graded"``, or
-    ``"failed"`` with the reason in ``message`` (every item then scores 0).
+    ``grades`` maps each graded cell's grade_id to its score; ``status`` is ``"graded"`` or
+    one of ``"missing"``, ``"unreadable"``, ``"timeout"``, ``"kernel_died"``,
+    ``"time_limit"``, ``"failed"`` with the reason in ``message``.
     """
 
     student: str
@@ -44,11 +60,14 @@ class NotebookGrade:
     status: str
     grades: dict[str, float] = field(default_factory=dict)
     message: str = ""
-    flagged: bool = False  # the integrity scan found something no honest answer needs
+    flagged: bool = False  # could not be graded in full, or the integrity scan flagged it
 
     @property
     def score(self) -> float:
         return float(sum(self.grades.values()))
+
+
+# --- configuration --------------------------------------------------------------------------
 
 
 def _config(root: Path, overrides: dict | None = None):
@@ -60,14 +79,51 @@ def _config(root: Path, overrides: dict | None = None):
     return config
 
 
-def _course(scratch: Path, root: Path, assignment: str, config):
+def _setting(config, section: str, name: str, default):
+    value = config.get(section, {}).get(name, default) if section in config else default
+    return default if value is None else value
+
+
+def settings(root: Path) -> dict:
+    """The course's folders and grading bounds, from its ``nbgrader_config.py``."""
+    if not (root / "nbgrader_config.py").is_file():
+        raise GradingError(
+            f"{root} is not a course folder (no nbgrader_config.py); run the command in the "
+            "course folder or pass --root"
+        )
+    try:
+        config = _config(root)
+    except Exception as error:  # noqa: BLE001 - traitlets raises what the file raises
+        raise GradingError(
+            f"{root / 'nbgrader_config.py'} cannot be read ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''}); fix it, or copy it from the kit"
+        ) from None
+    return {
+        "config": config,
+        "course_id": str(_setting(config, "CourseDirectory", "course_id", "default_course")),
+        "source": str(_setting(config, "CourseDirectory", "source_directory", "source")),
+        "submitted": str(_setting(config, "CourseDirectory", "submitted_directory", "submitted")),
+        "autograded": str(
+            _setting(config, "CourseDirectory", "autograded_directory", "autograded")
+        ),
+        "limits": Limits(
+            cell=float(_setting(config, "Execute", "timeout", 30) or 30),
+            notebook=float(_setting(config, "GradingLimits", "notebook_time_limit", 180)),
+            student=float(_setting(config, "GradingLimits", "student_time_limit", 600)),
+            output_bytes=int(_setting(config, "CapOutputBytes", "max_bytes", 100_000)),
+        ),
+    }
+
+
+# --- the gradebook's copy of the assignment ---------------------------------------------------
+
+
+def _course(scratch: Path, root: Path, assignment: str, source_dir: str):
     from nbgrader.coursedir import CourseDirectory
 
     shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
-    shutil.copytree(root / "solutions" / assignment, scratch / "solutions" / assignment)
-    coursedir = CourseDirectory(config=config)
-    coursedir.root = str(scratch)
-    return coursedir
+    shutil.copytree(root / source_dir / assignment, scratch / source_dir / assignment)
+    return CourseDirectory
 
 
 def _tools_on_path() -> None:
@@ -75,18 +131,6 @@ def _tools_on_path() -> None:
     bindir = str(Path(sys.executable).parent)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
-
-
-def _run(converter) -> tuple[bool, str]:
-    from nbgrader.utils import capture_log
-
-    _tools_on_path()
-    with warnings.catch_warnings():
-        # nbgrader's own gradebook calls trip SQLAlchemy's autoflush notice; it is harmless
-        # here, and a warning turned into an error would abort the grading run.
-        warnings.simplefilter("ignore", category=_sa_warning())
-        result = capture_log(converter)
-    return bool(result["success"]), f"{result.get('log', '')}\n{result.get('error', '')}"
 
 
 def prepare_gradebook(
@@ -100,17 +144,30 @@ def prepare_gradebook(
     gradebook and released folder are never touched.
     """
     from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+    from sqlalchemy.exc import SAWarning
 
+    root = Path(root)
     config = config or _config(root)
+    source_dir = str(_setting(config, "CourseDirectory", "source_directory", "source"))
+    if not Path(database).exists():
+        create_gradebook(Path(database))
     with tempfile.TemporaryDirectory(prefix="decompkit-gen-") as scratch:
-        coursedir = _course(Path(scratch), root, assignment, config)
+        _course(Path(scratch), root, assignment, source_dir)
+        coursedir = CourseDirectory(config=config)
+        coursedir.root = scratch
         coursedir.db_url = f"sqlite:///{database}"
         coursedir.assignment_id = assignment
         app = GenerateAssignment(coursedir=coursedir, config=config)
         app.force = True
-        ok, log = _run(app)
+        _tools_on_path()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=SAWarning)
+            result = capture_log(app)
         made = Path(scratch) / coursedir.release_directory / assignment
-        if not ok or not made.is_dir():
+        if not result["success"] or not made.is_dir():
+            log = f"{result.get('log', '')}\n{result.get('error', '')}"
             raise RuntimeError(f"nbgrader generate_assignment failed:\n{log[-3000:]}")
         written = []
         if release_to is not None:
@@ -123,305 +180,420 @@ def prepare_gradebook(
         return written
 
 
-def collect_submissions(root: Path, assignment: str) -> dict[str, list[Path]]:
-    """Submissions in nbgrader's layout: ``submitted/<student>/<assignment>/*.ipynb``."""
-    found = {}
-    for folder in sorted((root / "submitted").glob(f"*/{assignment}")):
-        found[folder.parent.name] = sorted(folder.glob("*.ipynb"))
-    return found
+def _ensure_assignment(root: Path, assignment: str, database: Path, course_id: str, sources):
+    """The gradebook knows the assignment as the sources have it (generate it if not)."""
+    wanted = {name: dict(source.points) for name, source in sources.items()}
+    if database.exists():
+        with open_gradebook(database, course_id) as gb:
+            if assignment_shape(gb, assignment) == wanted:
+                return
+    prepare_gradebook(root, assignment, database)
 
 
-def _scores(database: Path, assignment: str, student: str, notebook: str) -> dict[str, float]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{database}") as gb:
-        nb = gb.find_submission_notebook(notebook, assignment, student)
-        return {g.name: float(g.auto_score or 0.0) for g in nb.grades if g.max_score}
+# --- what was collected ---------------------------------------------------------------------
 
 
-def _valid_json(path: Path) -> str:
-    """An empty string when ``path`` is a readable notebook, else the reason it is not."""
-    import nbformat
+@dataclass
+class Submission:
+    """One student's files: ``files`` maps each notebook name to the file graded."""
 
-    try:
-        nbformat.read(path, as_version=4)
-    except Exception as error:  # nbformat raises several unrelated types on bad files
-        return f"not a readable notebook ({type(error).__name__}: {str(error)[:200]})"
-    return ""
-
-
-def _grade_in_scratch(task: dict, notebooks: list[Path]) -> tuple[bool, str, dict]:
-    """Autograde ``notebooks`` of one student in a fresh scratch course; scores per notebook."""
-    from nbgrader.converters import Autograde
-
-    root, assignment, student = Path(task["root"]), task["assignment"], task["student"]
-    config = _config(root, task["overrides"])
-    with tempfile.TemporaryDirectory(prefix="decompkit-grade-") as scratch:
-        scratch = Path(scratch)
-        coursedir = _course(scratch, root, assignment, config)
-        shutil.copy2(task["template"], scratch / "gradebook.db")
-        coursedir.db_url = f"sqlite:///{scratch / 'gradebook.db'}"
-        inbox = scratch / "submitted" / student / assignment
-        inbox.mkdir(parents=True)
-        for path in notebooks:
-            shutil.copy2(path, inbox / path.name)
-        submitted = root / "submitted" / student / assignment
-        if (submitted / "timestamp.txt").is_file():  # nbgrader's record of when it came in
-            shutil.copy2(submitted / "timestamp.txt", inbox / "timestamp.txt")
-        coursedir.assignment_id = assignment
-        coursedir.student_id = student
-        if len(notebooks) == 1:
-            coursedir.notebook_id = notebooks[0].stem
-        app = Autograde(coursedir=coursedir, config=config)
-        app.force = True
-        app.create_student = True
-        ok, log = _run(app)
-        graded = scratch / "autograded" / student / assignment
-        scores = {}
-        if ok:
-            for path in notebooks:
-                if (graded / path.name).exists():
-                    scores[path.stem] = _scores(
-                        scratch / "gradebook.db", assignment, student, path.stem
-                    )
-                    target = Path(task["autograded"]) / path.name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(graded / path.name, target)
-        return ok and len(scores) == len(notebooks), log, scores
+    student: str
+    folders: list[Path]
+    files: dict[str, Path] = field(default_factory=dict)
+    timestamp: object = None
+    source_names: list[str] = field(default_factory=list)
 
 
-def _grade_student(task: dict) -> list[NotebookGrade]:
-    student = task["student"]
-    results, readable = [], []
-    for path in map(Path, task["notebooks"]):
-        problem = _valid_json(path)
-        if problem:
-            results.append(NotebookGrade(student, path.stem, "failed", message=problem))
-        else:
-            readable.append(path)
-    if not readable:
-        return results
-    ok, log, scores = _grade_in_scratch(task, readable)
-    if not ok:
-        # nbgrader abandons the whole student after one fault; grade each notebook alone.
-        scores = {}
-        for path in readable:
-            one_ok, one_log, one = _grade_in_scratch(task, [path])
-            if one_ok:
-                scores.update(one)
-            else:
-                results.append(
-                    NotebookGrade(student, path.stem, "failed", message=_reason(one_log))
-                )
-    for path in readable:
-        if path.stem in scores:
-            results.append(NotebookGrade(student, path.stem, "graded", scores[path.stem]))
-    return sorted(results, key=lambda r: r.notebook)
-
-
-_CAUSES = {
-    "DeadKernelError": "the kernel died while running this notebook",
-    "Kernel died": "the kernel died while running this notebook",
-    "CellTimeoutError": "a cell ran past the time limit and could not be interrupted",
-    "Timeout waiting for": "the kernel stopped answering",
-}
-
-
-def _reason(log: str) -> str:
-    """The cause of a failed grading run, in words, from nbgrader's log."""
-    for marker, words in _CAUSES.items():
-        if marker in log:
-            return words
-    lines = [line for line in log.strip().splitlines() if "Error" in line]
-    return lines[-1][:300] if lines else "nbgrader could not grade this notebook"
-
-
-def _submitted_at(folder: Path):
-    """The time nbgrader stamped on a submission (``timestamp.txt``), or None."""
+def _stamp(folder: Path):
     from nbgrader.utils import parse_utc
 
     stamp = folder / "timestamp.txt"
     try:
         return parse_utc(stamp.read_text().strip()) if stamp.is_file() else None
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, OSError):
         return None
 
 
-def _record(database: Path, assignment: str, results: list[NotebookGrade], submitted: Path) -> None:
-    """Write the scores into the course gradebook (one writer), clamped to each cell's points."""
-    from nbgrader.api import Gradebook, MissingEntry
+def find_submissions(root: Path, submitted: str, assignment: str, notebooks) -> tuple:
+    """``({student: Submission}, [what was left out, with why])`` under ``submitted/``.
 
-    with Gradebook(f"sqlite:///{database}") as gb:
-        for student in sorted({r.student for r in results}):
-            gb.update_or_create_student(student)
-            when = _submitted_at(submitted / student / assignment)
+    Folders are grouped by their normalised id (``S2001`` and ``s2001`` are one student;
+    where both hold the same notebook, the newer file is graded). A file that is not one of
+    the assignment's notebooks is reported, never graded.
+    """
+    found: dict[str, Submission] = {}
+    left_out = []
+    base = root / submitted
+    for folder in sorted(base.glob(f"*/{assignment}")) if base.is_dir() else []:
+        raw = folder.parent.name
+        if raw.startswith("."):
+            continue
+        try:
+            student = normalise_id(raw)
+        except IdError as error:
+            left_out.append(f"{submitted}/{raw}/: {error}; rename the folder")
+            continue
+        entry = found.setdefault(student, Submission(student, []))
+        entry.folders.append(folder)
+        stamp = _stamp(folder)
+        if stamp is not None and (entry.timestamp is None or stamp > entry.timestamp):
+            entry.timestamp = stamp
+        for path in sorted(folder.glob("*.ipynb")):
+            name = path.stem
+            where = f"{submitted}/{raw}/{assignment}/{path.name}"
+            if name not in notebooks:
+                left_out.append(
+                    f"{where}: not a notebook of {assignment} (its notebooks: "
+                    f"{', '.join(notebooks)}); rename the file to the notebook it is, or remove it"
+                )
+                continue
+            old = entry.files.get(name)
+            if old is not None:
+                newer, older = sorted([old, path], key=lambda p: p.stat().st_mtime)[::-1]
+                left_out.append(
+                    f"{where}: {student} handed in {name} twice "
+                    f"({old.parent.parent.name}/ and {raw}/); graded the newer, {newer}"
+                )
+                path = newer
+            entry.files[name] = path
+    return found, left_out
+
+
+def _collected(root: Path, assignment: str) -> dict:
+    """What ``collect`` wrote about each student's files (LMS names and times), if anything."""
+    import json
+
+    path = root / "downloaded" / assignment / "collected.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("students", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """Everything a grading run did: per student the outcomes, and what it left out."""
+
+    assignment: str
+    notebooks: list[str]
+    maxima: dict
+    graded: dict = field(default_factory=dict)  # student -> [NotebookOutcome]
+    left_out: list = field(default_factory=list)
+    problems: list = field(default_factory=list)  # lines about the run itself
+    seconds: float = 0.0
+    workers: int = 1
+    interrupted: bool = False
+
+    @property
+    def failed(self) -> list:
+        return [(s, o) for s, outs in self.graded.items() for o in outs if o.status in FAILED]
+
+
+def _known(root: Path, source_dir: str) -> list[str]:
+    base = root / source_dir
+    return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
+def grade_class(
+    root,
+    assignment: str = "decomp",
+    *,
+    students=None,
+    workers: int = 1,
+    timeout: float | None = None,
+    notebook_limit: float | None = None,
+    student_limit: float | None = None,
+    fork_kernels: bool = True,
+    kit_guard: str = "restore",
+    progress=None,
+) -> Run:
+    """Grade ``root/submitted`` into ``root/gradebook.db``; see the module docstring.
+
+    Raises
+    ------
+    GradingError
+        For a mistake in the request: not a course folder, an unknown assignment, nothing
+        collected, an unknown student, a bad number of workers or a bad limit.
+    """
+    started = time.monotonic()
+    root = Path(root).resolve()
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise GradingError(f"--workers must be a whole number >= 1, got {workers!r}")
+    conf = settings(root)
+    limits = conf["limits"]
+    for name, value in (("timeout", timeout), ("notebook-limit", notebook_limit),
+                        ("student-limit", student_limit)):  # fmt: skip
+        if value is not None and not value > 0:
+            raise GradingError(f"--{name} must be a number of seconds > 0, got {value!r}")
+    limits = Limits(
+        cell=float(timeout or limits.cell),
+        notebook=float(notebook_limit or limits.notebook),
+        student=float(student_limit or limits.student),
+        output_bytes=limits.output_bytes,
+    )
+    folder = root / conf["source"] / assignment
+    paths = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+    if not paths:
+        known = _known(root, conf["source"])
+        hint = f" (assignments here: {', '.join(known)})" if known else ""
+        raise GradingError(
+            f"no assignment {assignment!r} in {conf['source']}/{hint}; check the name"
+        )
+    sources = {}
+    for path in paths:
+        try:
+            sources[path.stem] = load_source(path)
+        except Exception as error:  # noqa: BLE001 - nbformat raises many unrelated types
+            raise GradingError(
+                f"the solution notebook {path.relative_to(root)} cannot be read "
+                f"({type(error).__name__}); fix it (python3 kit.py check {path.relative_to(root)})"
+            ) from None
+    found, left_out = find_submissions(root, conf["submitted"], assignment, list(sources))
+    for student in [s for s, sub in found.items() if not sub.files]:
+        left_out.append(
+            f"{student}: no notebook of {assignment} to grade (see above); not graded, the "
+            "grades they had are kept"
+        )
+        del found[student]
+    if not found:
+        raise GradingError(
+            f"no notebook in {conf['submitted']}/*/{assignment}/ is one of {assignment}'s: "
+            + "; ".join(left_out[:3])
+        )
+    if not found:
+        raise GradingError(
+            f"nothing collected for {assignment!r}: {conf['submitted']}/*/{assignment}/ holds no "
+            f"notebook. Put the LMS download in downloaded/{assignment}/archive/ and run "
+            f"`python3 kit.py collect {assignment}`, or run `nbgrader collect {assignment}`"
+        )
+    if students:
+        wanted = {}
+        for raw in students:
             try:
-                submission = gb.find_submission(assignment, student)
-            except MissingEntry:
-                with warnings.catch_warnings():
-                    # nbgrader's add_submission trips SQLAlchemy's autoflush notice; harmless.
-                    warnings.simplefilter("ignore", category=_sa_warning())
-                    submission = gb.add_submission(assignment, student)
-            if when is not None:
-                submission.timestamp = when
-        for result in results:
-            notebook = gb.find_submission_notebook(result.notebook, assignment, result.student)
-            notebook.flagged = result.status != "graded" or result.flagged
-            for grade in notebook.grades:
-                if not grade.max_score:
-                    continue
-                score = result.grades.get(grade.name, 0.0)
-                grade.auto_score = max(0.0, min(float(score), float(grade.max_score)))
-                grade.needs_manual_grade = False
-        gb.db.commit()
+                student = normalise_id(raw)
+            except IdError as error:
+                raise GradingError(f"--student {raw!r}: {error}") from None
+            if student not in found:
+                import difflib
+
+                close = difflib.get_close_matches(student, list(found), n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise GradingError(
+                    f"no submission of {assignment!r} from student {raw!r}{hint}; "
+                    f"{len(found)} students handed it in (see {conf['submitted']}/)"
+                )
+            wanted[student] = found[student]
+        found = wanted
+    run = Run(assignment, list(sources), {n: sum(s.points.values()) for n, s in sources.items()})
+    run.left_out, run.workers = left_out, workers
+    bar = progress(len(found)) if progress is not None else None
+    if bar is not None:
+        bar.note(
+            f"grading {assignment}: {len(found)} students, {len(sources)} notebooks, "
+            f"{min(workers, len(found))} at a time; first the solutions are checked against "
+            "their own tests and the kernels warmed up"
+        )
+    database = root / "gradebook.db"
+    try:
+        _ensure_assignment(root, assignment, database, conf["course_id"], sources)
+    except RuntimeError as error:
+        errors = [
+            line.strip()
+            for line in str(error).splitlines()
+            if "Error: " in line and "NbGraderException" not in line
+        ]
+        last = errors[-1:] or ["see nbgrader's log"]
+        raise GradingError(
+            f"nbgrader cannot read the notebooks of {assignment!r} ({last[0].strip()[:200]}); "
+            f"run `nbgrader generate_assignment {assignment} --force` to see every error"
+        ) from None
+    plan = Plan.prepare(
+        root, assignment, sources, limits, fork_kernels=fork_kernels, kit_guard=kit_guard
+    )
+    collected = _collected(root, assignment)
+    folder = records.record_path(root, assignment, "x").parent
+    records.clean_temporaries(folder)
+    with open_gradebook(database, conf["course_id"]) as gb:
+        try:
+            for student, outcomes, flags in grade_all(plan, found, workers):
+                problem = ""
+                if isinstance(outcomes, NotGraded):
+                    problem = f"{student}: could not be graded ({outcomes.reason})"
+                else:
+                    try:
+                        _store(root, conf, gb, run, found[student], outcomes, flags, collected)
+                    except Exception as error:  # noqa: BLE001 - reported; the others go on
+                        problem = f"{student}: could not be saved ({type(error).__name__}: {error})"
+                if problem:
+                    run.problems.append(f"{problem}; their grades were left as they were")
+                if bar is not None:  # said once the student is saved
+                    if problem:
+                        bar.advance(f"{student}  NOT GRADED", [problem], failed=True)
+                    else:
+                        text, problems, failed, flagged = progress_line(student, outcomes)
+                        bar.advance(text, problems, failed=failed, flagged=flagged)
+        except KeyboardInterrupt:
+            run.interrupted = True
+        finally:
+            if bar is not None:
+                bar.close()
+            run.problems += plan.finish()
+            integrity_files(root, assignment, run.graded, plan.flags)
+    run.seconds = time.monotonic() - started
+    return run
+
+
+@contextmanager
+def _uninterrupted():
+    """Hold Ctrl-C (SIGINT) back until the block is done: a student being written is written
+    whole, and the interrupt takes effect right after."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        block(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _store(root, conf, gb, run, submission, outcomes, flags, collected) -> None:
+    """Write one student: record (staged), autograded notebooks (staged), gradebook (the
+    commit), then the staged files put in place; Ctrl-C waits until it is done."""
+    with _uninterrupted():
+        _write_student(root, conf, gb, run, submission, outcomes, flags, collected)
+
+
+def _write_student(root, conf, gb, run, submission, outcomes, flags, collected) -> None:
+    student, assignment = submission.student, run.assignment
+    lms = collected.get(student, {})
+    names = [p.name for p in submission.files.values()]
+    source_names = [lms.get("notebooks", {}).get(Path(n).stem, {}).get("source", n) for n in names]
+    stamp = submission.timestamp
+    submitted_at = stamp.isoformat() if stamp is not None else lms.get("submitted_at")
+    record = records.build(assignment, student, outcomes, flags, submitted_at=submitted_at,
+                           source_names=source_names)  # fmt: skip
+    path = records.record_path(root, assignment, student)
+    temporary = records.write_record(path, record)
+    target = root / conf["autograded"] / student / assignment
+    staged = target.parent / f".{assignment}.new-{os.getpid()}"
+    try:
+        shutil.rmtree(staged, ignore_errors=True)
+        staged.mkdir(parents=True)
+        for outcome in outcomes:
+            if outcome.autograded is not None:
+                (staged / f"{outcome.notebook}.ipynb").write_text(outcome.autograded, "utf-8")
+        for folder in submission.folders:
+            for extra in folder.iterdir():
+                if extra.is_file() and extra.suffix != ".ipynb":
+                    shutil.copy2(extra, staged / extra.name)
+        write_student(gb, assignment, student, outcomes, timestamp=stamp)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    records.commit(temporary, path)
+    old = target.parent / f".{assignment}.old-{os.getpid()}"
+    if target.exists():
+        target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    run.graded[student] = outcomes
 
 
 def autograde(
     root,
     assignment: str = "decomp",
     *,
-    students: list[str] | None = None,
+    students=None,
     workers: int = 1,
-    timeout: int | None = None,
+    timeout=None,
+    notebook_limit=None,
+    student_limit=None,
+    kit_guard: str = "restore",
 ) -> list[NotebookGrade]:
-    """Autograde the submissions under ``root/submitted`` into ``root/gradebook.db``.
+    """Autograde ``root/submitted`` into ``root/gradebook.db`` (no output; see grade_class).
 
-    Parameters
-    ----------
-    root : path
-        The course folder (holds ``nbgrader_config.py``, ``solutions/`` and ``submitted/``).
-    assignment : str
-        The assignment to grade.
-    students : list of str, optional
-        Grade only these students (default: every student with a submission).
-    workers : int
-        Students graded at once, each in its own process.
-    timeout : int, optional
-        Seconds a cell may run before it is interrupted (default: nbgrader_config.py).
-
-    Returns
-    -------
-    list of NotebookGrade
-        One entry per student and notebook; the autograded notebooks are written to
-        ``root/autograded/<student>/<assignment>/`` for nbgrader's feedback.
+    Returns one :class:`NotebookGrade` per student and notebook of the assignment.
     """
-    root = Path(root).resolve()
-    if int(workers) < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    database = root / "gradebook.db"
-    submissions = collect_submissions(root, assignment)
-    if students is not None:
-        unknown = sorted(set(students) - set(submissions))
-        if unknown:
-            raise ValueError(f"no submission of {assignment!r} for students {unknown}")
-        submissions = {s: submissions[s] for s in students}
-    overrides = {"Execute": {"timeout": int(timeout)}} if timeout else {}
-    with tempfile.TemporaryDirectory(prefix="decompkit-template-") as holder:
-        template = Path(holder) / "gradebook.db"
-        prepare_gradebook(root, assignment, template, _config(root))
-        if not database.exists():
-            shutil.copy2(template, database)
-        elif not _has_assignment(database, assignment):
-            prepare_gradebook(root, assignment, database, _config(root))
-        tasks = [
-            {
-                "root": str(root),
-                "assignment": assignment,
-                "student": student,
-                "notebooks": [str(p) for p in paths],
-                "template": str(template),
-                "overrides": overrides,
-                "autograded": str(root / "autograded" / student / assignment),
-            }
-            for student, paths in submissions.items()
-        ]
-        if int(workers) == 1 or len(tasks) < 2:
-            graded = [_grade_student(task) for task in tasks]
-        else:
-            with ProcessPoolExecutor(max_workers=int(workers)) as pool:
-                graded = list(pool.map(_grade_student, tasks))
-    results = [r for student in graded for r in student]
-    for student in submissions:  # nbgrader's feedback also needs the submission's other files
-        source = root / "submitted" / student / assignment
-        target = root / "autograded" / student / assignment
-        target.mkdir(parents=True, exist_ok=True)
-        for path in source.iterdir():
-            if path.is_file() and path.suffix != ".ipynb":
-                shutil.copy2(path, target / path.name)
-    flagged = _integrity_report(root, assignment, submissions)
-    for result in results:
-        result.flagged = (result.student, result.notebook) in flagged
-    _record(database, assignment, results, root / "submitted")
-    return results
+    run = grade_class(root, assignment, students=students, workers=workers, timeout=timeout,
+                      notebook_limit=notebook_limit, student_limit=student_limit,
+                      kit_guard=kit_guard)  # fmt: skip
+    if run.interrupted:
+        raise KeyboardInterrupt
+    return [
+        NotebookGrade(s, o.notebook, o.status, dict(o.scores), o.message, o.flagged)
+        for s, outcomes in run.graded.items()
+        for o in outcomes
+    ]
 
 
-def _integrity_report(root: Path, assignment: str, submissions: dict) -> set[tuple[str, str]]:
-    """Scan every submission; write ``integrity.csv`` and ``integrity.txt`` in the course.
-
-    Returns the (student, notebook) pairs with at least one finding of severity "flag".
-    Flagged submissions are still graded; the instructor decides.
-    """
-    rows, report, flagged = [], [], set()
-    for student in sorted(submissions):
-        flags = scan_submission(root / "submitted" / student / assignment)
-        if flags:
-            report.append(f"== {student}\n{format_report(flags)}")
-        for flag in flags:
-            rows.append({"student": student, **to_rows([flag])[0]})
-            if flag.severity == "flag":
-                flagged.add((student, Path(flag.notebook).stem))
-    with open(root / "integrity.csv", "w", newline="") as handle:
-        columns = ["student", *(f.name for f in dataclasses.fields(Flag))]
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    (root / "integrity.txt").write_text(
-        "\n\n".join(report) or "Integrity scan: nothing to report.\n"
-    )
-    return flagged
-
-
-def _sa_warning():
-    from sqlalchemy.exc import SAWarning
-
-    return SAWarning
-
-
-def _has_assignment(database: Path, assignment: str) -> bool:
-    if not database.exists():
-        return False
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(f"sqlite:///{database}") as gb:
-        try:
-            gb.find_assignment(assignment)
-        except MissingEntry:
-            return False
-    return True
+# --- the command -----------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: autograde an assignment, print one line per student and notebook."""
+    """Command line: grade an assignment, show progress, print the table of scores."""
+    from .progress import Progress, summary
+
     parser = argparse.ArgumentParser(
         prog="python -m decompkit.course grade",
         description="Autograde submitted/<student>/<assignment>/ into gradebook.db.",
     )
     parser.add_argument("assignment", nargs="?", default="decomp")
     parser.add_argument("--root", default=".", help="course folder (default: here)")
-    parser.add_argument("--student", action="append", help="grade only this student")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=int, help="seconds per cell (default: config)")
-    args = parser.parse_args(argv)
-    results = autograde(
-        args.root,
-        args.assignment,
-        students=args.student,
-        workers=args.workers,
-        timeout=args.timeout,
+    parser.add_argument("--student", action="append", help="grade only this student (repeat)")
+    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+                        help="students graded at once (default: the cores, at most 4)")  # fmt: skip
+    parser.add_argument("--timeout", type=float, help="seconds per cell (default: Execute.timeout)")
+    parser.add_argument("--notebook-limit", type=float,
+                        help="seconds per notebook (default: GradingLimits, 180)")  # fmt: skip
+    parser.add_argument("--student-limit", type=float,
+                        help="seconds per student (default: GradingLimits, 600)")  # fmt: skip
+    parser.add_argument(
+        "--kit-guard",
+        choices=["restore", "report"],
+        default="restore",
+        help="what to do when a kernel changed the kit's installed files: put them back "
+        "(default), or only report it (a developer's checkout, where it may be an edit)",
     )
-    for r in results:
-        note = f"  ({r.message})" if r.message else ""
-        print(f"{r.student:20} {r.notebook:32} {r.status:7} {r.score:6.1f}{note}")
-    failed = [r for r in results if r.status != "graded"]
-    print(json.dumps({"graded": len(results) - len(failed), "failed": len(failed)}))
-    return 0
+    args = parser.parse_args(argv)
+    progress = None
+
+    def make_progress(total):
+        nonlocal progress
+        progress = Progress(total)
+        return progress
+
+    try:
+        root = Path(args.root).resolve()
+
+        run = grade_class(
+            root, args.assignment, students=args.student, workers=args.workers,
+            timeout=args.timeout, notebook_limit=args.notebook_limit,
+            student_limit=args.student_limit, kit_guard=args.kit_guard, progress=make_progress,
+        )  # fmt: skip
+    except GradingError as error:
+        if progress is not None:
+            progress.close()
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted before any student was graded; nothing was changed", file=sys.stderr)
+        return 130
+    if progress is not None:
+        progress.close()
+    print(summary(run.assignment, run.graded, run.notebooks, run.maxima, seconds=run.seconds,
+                  workers=run.workers, left_out=run.left_out, troubles=run.problems),
+          end="")  # fmt: skip
+    print(f"written: gradebook.db, records/{run.assignment}/, autograded/, integrity.csv, "
+          "integrity.txt")  # fmt: skip
+    if run.interrupted:
+        done = len(run.graded)
+        print(f"interrupted: {done} students were graded and saved; the others keep the grades "
+              f"they had. Run the same command again to grade them.", file=sys.stderr)  # fmt: skip
+        return 130
+    return 1 if run.failed or run.problems else 0

@@ -7,6 +7,10 @@ the key can never drift from the grading. From the shell::
     python3 kit.py key s1234                      # one student's numbers and answers
     python3 kit.py key --csv key.csv s1 s2 ...    # the class's key as CSV
     python3 kit.py key --csv key.csv              # ids taken from submitted/<id>/
+
+Every id goes through :func:`decompkit.exercises.ids.normalise_id` first, as collection and
+grading do, so ``S2001`` and ``s2001`` get the same key and any id the grader grades is
+accepted here.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from ..exercises.ids import IdError, normalise_id
 from ..exercises.params import EXERCISES, params
 
 __all__ = ["GRADE_CELLS", "FILES", "KeyRow", "answer_key", "parameters", "write_csv", "main"]
@@ -49,6 +54,10 @@ def _text(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+def _id(student):
+    return None if student is None else normalise_id(student)
+
+
 def parameters(student, notebook: str) -> dict:
     """The numbers ``student`` works with in ``notebook`` (``None``: the lecture's).
 
@@ -56,8 +65,10 @@ def parameters(student, notebook: str) -> dict:
     --------
     >>> parameters(None, "chain")["p"]
     0.9
+    >>> parameters("S2001", "chain") == parameters(" s2001", "chain")
+    True
     """
-    return dataclasses.asdict(params(notebook, student))
+    return dataclasses.asdict(params(notebook, _id(student)))
 
 
 def answer_key(student, notebooks=None) -> list[KeyRow]:
@@ -82,6 +93,7 @@ def answer_key(student, notebooks=None) -> list[KeyRow]:
     ('chain_success_value', 0.3487)
     """
     rows = []
+    student = _id(student)
     for notebook in EXERCISES if notebooks is None else notebooks:
         P = params(notebook, student)
         cells = GRADE_CELLS.get(notebook)
@@ -102,6 +114,7 @@ def write_csv(path, students, notebooks=None) -> int:
     recomputed by hand from the file alone.
     """
     count = 0
+    students = list(dict.fromkeys(normalise_id(s) for s in students))
     with open(path, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         out.writerow(["student", "notebook", "file", "grade_id", "item", "answer", "parameters"])
@@ -120,10 +133,19 @@ def write_csv(path, students, notebooks=None) -> int:
 
 
 def _submitted(root: Path) -> list[str]:
+    """The normalised ids of the folders in ``submitted/`` (a folder no id fits is skipped;
+    the grader reports it)."""
     folder = root / "submitted"
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    found = set()
+    for path in folder.iterdir():
+        if path.is_dir() and not path.name.startswith("."):
+            try:
+                found.add(normalise_id(path.name))
+            except IdError:
+                continue
+    return sorted(found)
 
 
 def main(argv=None) -> int:
@@ -144,7 +166,7 @@ def main(argv=None) -> int:
             rows = write_csv(args.csv, students, args.notebook)
             print(f"wrote {rows} answers of {len(students)} students to {args.csv}")
             return 0
-        for student in students or [None]:
+        for student in [_id(s) for s in students] or [None]:
             print(f"# {student or 'lecture numbers'}")
             for notebook in args.notebook or EXERCISES:
                 fields = parameters(student, notebook)

@@ -8,6 +8,9 @@ with the instructor's hidden tests in the grader's own process
 (:mod:`decompkit.course.clean_check`) and fails every test cell whose verdict there is not a
 pass. ``CapOutputBytes`` bounds what a cell may store in the autograded notebook: nbgrader's
 own ``LimitOutput`` counts lines, so a single 50 MB line would be kept whole.
+``GradingLimits`` holds the time a notebook and a student may take in all
+(``c.GradingLimits.notebook_time_limit``, ``student_time_limit``): ``kit.py grade`` applies
+both; under ``nbgrader autograde``, ``ExecuteAsStudent`` applies the notebook's.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import time
 from pathlib import Path
 
 import nbformat
@@ -22,14 +26,21 @@ from nbclient.util import run_sync
 from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, Integer
+from traitlets import Bool, Float, Integer
+from traitlets.config import Configurable
 
 from ..exercises.params import GRADER_VARIABLE, HUB_VARIABLE
 from .clean_check import export_expressions, judge
 
 _HUB_PREFIX = HUB_VARIABLE.split("_")[0] + "_"  # every JUPYTERHUB_* variable
 
-__all__ = ["CapOutputBytes", "CleanCheck", "ExecuteAsStudent", "kernel_environment"]
+__all__ = [
+    "CapOutputBytes",
+    "CleanCheck",
+    "ExecuteAsStudent",
+    "GradingLimits",
+    "kernel_environment",
+]
 
 #: Where ``ExecuteAsStudent`` leaves the answers it read for ``CleanCheck``.
 ANSWERS = "decompkit_answers"
@@ -72,11 +83,40 @@ def kernel_environment(student, base=None) -> dict:
     return env
 
 
+class GradingLimits(Configurable):
+    """How long grading may take beyond the cell limit (``c.Execute.timeout``), in seconds.
+
+    A notebook whose cells together run longer than ``notebook_time_limit`` stops there (the
+    cells after it do not run and their items score 0); a student whose notebooks together run
+    longer than ``student_time_limit`` gets no more of them run. Each cell is interrupted at
+    the smallest of the three limits left, so a submission of many slow cells cannot hold a
+    batch up.
+    """
+
+    notebook_time_limit = Float(180.0, help="seconds one notebook may run in all").tag(config=True)
+    student_time_limit = Float(600.0, help="seconds one student's notebooks may run").tag(
+        config=True
+    )
+
+
 class ExecuteAsStudent(Execute):
-    """nbgrader's ``Execute``, with ``DECOMPKIT_STUDENT`` set to the submission's student.
+    """nbgrader's ``Execute``, with ``DECOMPKIT_STUDENT`` set to the submission's student,
+    and the notebook's time limit of :class:`GradingLimits`.
 
     Configured like ``Execute`` (``c.Execute.timeout`` and friends apply to it).
     """
+
+    _deadline = None
+
+    def preprocess(self, nb, resources=None, km=None):
+        limit = GradingLimits(config=self.config).notebook_time_limit
+        self._deadline = time.monotonic() + limit
+        self.timeout_func = self._time_left
+        return super().preprocess(nb, resources, km=km)
+
+    def _time_left(self, cell) -> int:
+        left = (self._deadline or float("inf")) - time.monotonic()
+        return max(1, int(min(self.timeout or left, left)))
 
     async def async_start_new_kernel(self, **kwargs):
         student = (self.resources or {}).get("nbgrader", {}).get("student")
@@ -88,7 +128,16 @@ class ExecuteAsStudent(Execute):
     start_new_kernel = run_sync(async_start_new_kernel)
 
     def preprocess_cell(self, cell, resources, index):
-        result = super().preprocess_cell(cell, resources, index)
+        if (
+            self._deadline is not None
+            and time.monotonic() > self._deadline
+            and cell.cell_type == "code"
+        ):
+            why = "not run: the notebook's time limit (GradingLimits.notebook_time_limit) passed"
+            cell.outputs = [new_output("error", ename="NotRun", evalue=why, traceback=[why])]
+            result = cell, resources
+        else:
+            result = super().preprocess_cell(cell, resources, index)
         if index == len(self.nb.cells) - 1:
             resources[ANSWERS] = self._read_answers(resources)
         return result

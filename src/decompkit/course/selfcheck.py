@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,7 +125,12 @@ def self_check(path: Path, *, timeout: int = 60) -> Report:
         allow_errors=True,
         resources={"metadata": {"path": str(Path(path).parent)}},
     )
-    client.execute(env=dict(os.environ, DECOMPKIT_STRICT="1"))
+    # The kernel's own log (start-up notices, its shutdown) is not the check's report.
+    client.execute(
+        env=dict(os.environ, DECOMPKIT_STRICT="1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     report = Report(per_student=per_student)
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -168,18 +175,39 @@ def numbers_line(report: Report) -> str:
     return f"numbers of {report.student} ({where.get(report.source, 'id')})"
 
 
+def _why(error: Exception, path, timeout: int) -> str:
+    """One line saying what went wrong running ``path`` and what to do."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    if isinstance(error, CellTimeoutError):
+        return (
+            f"a cell of {path} ran past {timeout} s and was stopped; fix the cell (an endless "
+            "loop?) or give it more time with --timeout SECONDS"
+        )
+    if isinstance(error, DeadKernelError):
+        return f"the kernel died while running {path}; find the cell that ends the process"
+    if isinstance(error, FileNotFoundError):
+        return f"no notebook {path}; check the path"
+    return f"{path} could not be run ({type(error).__name__}: {str(error).splitlines()[0][:200]})"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: print whose numbers and every check of each notebook; 1 unless all are
-    on track."""
+    on track, 2 when a notebook could not be run (one line says why)."""
     parser = argparse.ArgumentParser(
         prog="python -m decompkit.course check",
         description="Run notebooks and report every visible check.",
     )
     parser.add_argument("notebooks", nargs="+", help="notebook files to check")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
     args = parser.parse_args(argv)
     status = 0
     for path in args.notebooks:
-        report = self_check(Path(path))
+        try:
+            report = self_check(Path(path), timeout=args.timeout)
+        except Exception as error:  # noqa: BLE001 - every failure becomes one line
+            print(f"error: {_why(error, path, args.timeout)}", file=sys.stderr)
+            return 2
         print(f"{path}")
         print(f"  {numbers_line(report)}")
         for grade_id, (state, message) in report.verdicts.items():

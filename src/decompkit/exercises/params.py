@@ -25,6 +25,7 @@ import numpy as np
 from . import chain, dag, harness, horizon, plans, trace
 from ._contract import Exercise
 from ._support import known_item
+from .ids import IdError, normalise_id
 
 __all__ = [
     "EXERCISES",
@@ -59,14 +60,17 @@ def _exercise(notebook) -> Exercise:
 
 
 def _clean_id(name: str, value) -> str | None:
+    """``value`` under the one id rule (:func:`decompkit.exercises.ids.normalise_id`)."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a string or None, got {value!r}")
-    value = value.strip()
-    if any(ch.isspace() for ch in value):
-        raise ValueError(f"{name} must not contain spaces, got {value!r}")
-    return value or None
+    if not value.strip():
+        return None
+    try:
+        return normalise_id(value)
+    except IdError as error:
+        raise ValueError(f"{name}: {error}") from None
 
 
 def student_id(student=None) -> str | None:
@@ -84,22 +88,27 @@ def student_id(student=None) -> str | None:
         graded under the id of its folder, whatever its cells say), the hub's
         ``JUPYTERHUB_USER``, then ``student``. ``None`` when none is set.
 
+    Every id passes through :func:`decompkit.exercises.ids.normalise_id`, the rule collection,
+    grading and the answer key use too: ``S1234`` typed into the cell gets the numbers the
+    folder ``s1234`` is graded under.
+
     Raises
     ------
     ValueError
-        When ``student`` is not a string or contains white space.
+        When ``student`` (or the id in the environment) is not a string, or holds no letter
+        or digit.
 
     Examples
     --------
     >>> import os
     >>> os.environ.pop("DECOMPKIT_STUDENT", None), os.environ.pop("JUPYTERHUB_USER", None)
     (None, None)
-    >>> student_id(" s1234 "), student_id(None), student_id("")
-    ('s1234', None, None)
+    >>> student_id(" S1234 "), student_id("Zoë Müller"), student_id(None), student_id("")
+    ('s1234', 'zoe-muller', None, None)
     """
     typed = _clean_id("student", student)
     for variable in (GRADER_VARIABLE, HUB_VARIABLE):
-        value = os.environ.get(variable, "").strip()
+        value = _clean_id(variable, os.environ.get(variable, ""))
         if value:
             return value
     return typed

@@ -14,16 +14,20 @@ is computed at run time, ``%run``, a shell line ``!...``, a cell that does not p
 
 ================  ============================================================================
 ``hook``          ``get_ipython()`` and the kernel's internals; tracing hooks (``sys.settrace``)
-``builtins``      assignment into ``builtins`` / ``__builtins__``
+``builtins``      assignment into ``builtins`` / ``__builtins__``, or a rebound ``__import__``
+                  (reading the answers out of the kernel relies on it, and on ``json``)
 ``sys.modules``   assignment into ``sys.modules`` or the import machinery (``sys.meta_path``)
 ``module-patch``  attribute/item assignment, ``setattr``, ``delattr`` on a protected module
 ``code-patch``    assignment to ``__code__``, ``__defaults__``, ``f_lineno``, ... of any object
 ``file-write``    a write, rename or deletion whose path leaves the working folder
 ``environment``   a change to ``os.environ`` (``putenv``, item stores, ``update``, ...): the
                   grader names the student whose numbers a submission is checked against there
-``answer-key``    a call into the answer keys (``decompkit.exercises.<notebook>.key``,
-                  ``decompkit.exercises.expected``, ``decompkit.course.key``): the checks
-                  need them in the package, no answer does
+``answer-key``    a call of or a reference to the answer keys (``decompkit.exercises.<nb>.key``
+                  and the other key functions, ``decompkit.exercises.expected``,
+                  ``decompkit.course.key``), however reached
+                  (``vars(m)["key"]``, ``__wrapped__``, a getter, a lambda, a name or module
+                  chosen at run time): the visible checks need them in the package, no
+                  answer does
 ``process``       ``subprocess``, ``os.system``, ``os.exec*``, ``os.kill``, ``os._exit``, ...
 ``dynamic-code``  ``exec``/``eval``/``__import__`` of a string the scan cannot read
 ``magic``         ``%run``, ``!shell``, ``%%bash``, ``%cd`` and kin
@@ -38,8 +42,9 @@ student in a scratch course is the defence; the scan tells the instructor where 
 
 This file is the public API. The scan itself lives beside it: ``rules`` (the tables of names
 behind each kind, the :class:`Flag`, and the checks made at calls, references and magics),
-``visitor`` (reads each cell as the kernel does and tracks what every name may hold) and
-``paths`` (whether a file operation leaves W). They import the standard library only, and
+``visitor`` (reads each cell as the kernel does and tracks what every name may hold),
+``calls`` (what calling a getter or a small function of the notebook gives) and ``paths``
+(whether a file operation leaves W). They import the standard library only, and
 IPython's input transformer when the first cell is read; nothing of decompkit.
 """
 

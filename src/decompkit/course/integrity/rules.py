@@ -41,6 +41,7 @@ PROTECTED_MODULES = (
     "numpy",
     "math",
     "numbers",
+    "json",
     "decompkit",
     "nbgrader",
     "IPython",
@@ -210,14 +211,31 @@ def is_process(name: str) -> bool:
     return under(name, PROCESS_MODULES) or any(name.startswith(p) for p in PROCESS_NAMES)
 
 
+#: Names in an exercise module (or below one) that hold or compute answers: ``key`` (and
+#: ``kinds_key``, ``reads_key``, ...), the mistakes, the hidden tests' ``expected``, cached
+#: verdicts.
+KEY_PARTS = ("key", "_mistakes", "expected", "_verdicts")
+
+
 def is_answer_key(name: str) -> bool:
+    """Whether the dotted ``name`` is, or lies under, something that holds the answers.
+
+    Examples
+    --------
+    >>> [is_answer_key(n) for n in ["decompkit.exercises.chain.key.__wrapped__",
+    ...  "decompkit.exercises.chain.kinds_key", "decompkit.exercises.chain.check",
+    ...  "decompkit.exercises.params.EXERCISES.chain.key", "decompkit.course.key.answer_key"]]
+    [True, True, False, True, True]
+    """
     parts = name.split(".")
-    exercise_key = parts[:2] == ["decompkit", "exercises"] and parts[-1] in (
-        "key",
-        "_mistakes",
-        "expected",
-    )
-    return exercise_key or under(name, ("decompkit.course.key",))
+    if parts[:2] == ["decompkit", "exercises"]:
+        return any(p in KEY_PARTS or p.endswith("_key") for p in parts[2:])
+    return under(name, ("decompkit.course.key",))
+
+
+def holds_answers(name: str) -> bool:
+    """A module whose names a run-time lookup could turn into an answer key."""
+    return under(name, ("decompkit.exercises", "decompkit.course")) or name in ("decompkit",)
 
 
 def is_hook(name: str) -> bool:
@@ -334,7 +352,7 @@ class Checks:
         """Every check of a call whose function and arguments were visited."""
         self.check_reference(node, self.resolve_call(node))  # getattr(os, "system"), ...
         func = self.resolve(node.func)
-        keys = sorted(name for name in func if is_answer_key(name))
+        keys = sorted(name for name in func | self.invoked(node) if is_answer_key(name))
         if keys and not self.test_cell:
             self.report(node, "answer-key", "flag", f"calls {keys[0]}")
         if func & ENVIRONMENT_CALLS:
@@ -379,13 +397,32 @@ class Checks:
                 self.depth -= 1
         elif func & {"builtins.__import__", "importlib.import_module"}:
             if not node.args or const_str(node.args[0]) is None:
-                self.report(node, "dynamic-code", "note", "imports a module named at run time")
+                pieces = [
+                    n.value for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant)
+                ] if node.args else []  # fmt: skip
+                if any(isinstance(p, str) and "exercises" in p for p in pieces):
+                    self.report(node, "answer-key", "flag",
+                                "imports an exercise module named at run time")  # fmt: skip
+                else:
+                    self.report(node, "dynamic-code", "note", "imports a module named at run time")
         elif func & {"builtins.getattr"} and len(node.args) >= 2:
-            if const_str(node.args[1]) is None and self.resolve(node.args[0]):
-                self.report(node, "dynamic-code", "note", "looks up a name at run time")
+            bases = self.resolve(node.args[0])
+            if const_str(node.args[1]) is None and bases:
+                self.run_time_lookup(node, bases)
+
+    def run_time_lookup(self, node, bases) -> None:
+        """A name of ``bases`` chosen at run time: a flag on an exercise module (it can be
+        the answer key), a note elsewhere."""
+        answers = sorted(b for b in bases if holds_answers(b))
+        if answers:
+            self.report(node, "answer-key", "flag",
+                        f"looks up a name of {answers[0]} at run time")  # fmt: skip
+        else:
+            self.report(node, "dynamic-code", "note", "looks up a name at run time")
 
     def check_reference(self, node, names=None) -> None:
-        """A hook or a process named by ``node`` (or by ``names``), reported on its chain."""
+        """A hook, a process or an answer key named by ``node`` (or by ``names``), reported
+        on its chain."""
         parent = self.parents.get(id(node))
         if (
             isinstance(parent, ast.Attribute)
@@ -393,7 +430,11 @@ class Checks:
             and isinstance(parent.ctx, ast.Load)
         ):
             return  # the longer chain is checked instead
-        self.flag(self.chain(node), used(self.resolve(node) if names is None else names))
+        names = self.resolve(node) if names is None else names
+        self.flag(self.chain(node), used(names))
+        keys = sorted(name for name in names if is_answer_key(name))
+        if keys and not self.test_cell:
+            self.report(self.chain(node), "answer-key", "flag", f"reads {keys[0]}")
 
     def chain(self, node):
         """The whole expression a reference heads: ``get_ipython().events.register(f)``."""

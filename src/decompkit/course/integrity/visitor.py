@@ -17,12 +17,14 @@ import builtins
 import re
 import warnings
 
+from .calls import CallEvaluator, Scope
 from .paths import PathEvaluator
-from .rules import CODE_ATTRS, Checks, Flag, const_str, imported, stored
+from .rules import CODE_ATTRS, Checks, Flag, const_str, holds_answers, imported, stored
 
 __all__ = ["Scanner"]
 
 _WIDTH = 80
+_SHADOWS_IMPORT = "rebinds __import__, which reading the answers out of the kernel uses"
 # What a nested source (a %%time body, an exec string) replaces while it is visited.
 _PER_SOURCE = ("source", "offset", "escaped_lines", "parents", "fixed_line", "shown")
 
@@ -56,18 +58,7 @@ def _transformer():
     return _TRANSFORMER
 
 
-class _Scope:
-    """Names bound in one scope: the dotted origins they may hold and the expressions bound."""
-
-    def __init__(self, function: bool):
-        self.function = function
-        self.origins: dict[str, set[str]] = {}
-        self.values: dict[str, list] = {}
-        self.declared_global: set[str] = set()
-        self.star: list[str] = []
-
-
-class Scanner(Checks, PathEvaluator):
+class Scanner(Checks, PathEvaluator, CallEvaluator):
     """Walks the cells of one notebook in order, keeping the module scope across cells.
 
     Each cell is read as the kernel reads it (:meth:`scan_source`), then visited statement by
@@ -82,10 +73,10 @@ class Scanner(Checks, PathEvaluator):
         self.test_cell = False  # set per cell by scan_notebook
         self.flags: list[Flag] = []
         self.seen: set[tuple] = set()
-        self.module = _Scope(function=False)
+        self.module = Scope(function=False)
         self.future_flags = 0
         # per cell / per nested source
-        self.scopes: list[_Scope] = [self.module]
+        self.scopes: list[Scope] = [self.module]
         self.branch = 0
         self.cell: int | None = None
         self.grade_id: str | None = None
@@ -95,6 +86,7 @@ class Scanner(Checks, PathEvaluator):
         self.escaped_lines: set[int] = set()
         self.parents: dict[int, ast.AST] = {}
         self.depth = 0
+        self.applying = 0
         self.shown: list[str] | None = None
 
     # -- reporting --
@@ -250,6 +242,14 @@ class Scanner(Checks, PathEvaluator):
             if key is not None and isinstance(node.value, ast.Call):
                 if self.resolve(node.value.func) & {"builtins.globals", "builtins.locals"}:
                     return set(self.lookup(key)[0])
+            if key is not None:
+                # m.__dict__["key"] and vars(m)["key"] are m.key; a table of the package
+                # (EXERCISES["chain"]) leads on to what it holds
+                return {
+                    f"{b[: -len('.__dict__')]}.{key}" if b.endswith(".__dict__") else f"{b}.{key}"
+                    for b in base
+                    if b.endswith(".__dict__") or b.startswith("decompkit")
+                }
             return set()
         if isinstance(node, ast.Call):
             return self.resolve_call(node)
@@ -276,9 +276,11 @@ class Scanner(Checks, PathEvaluator):
         if func & {"builtins.vars"} and len(node.args) == 1:
             return {f"{base}.__dict__" for base in self.resolve(node.args[0])}
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and first:
-            if "sys.modules" in self.resolve(node.func.value):
+            owners = self.resolve(node.func.value)
+            if "sys.modules" in owners:
                 return {first}
-        return set()
+            return {f"{o[: -len('.__dict__')]}.{first}" for o in owners if o.endswith(".__dict__")}
+        return self.applied(node)
 
     # -- the visitor --
 
@@ -370,7 +372,7 @@ class Scanner(Checks, PathEvaluator):
     visit_Nonlocal = visit_Global
 
     def function_scope(self, node, body, args) -> None:
-        self.scopes.append(_Scope(function=True))
+        self.scopes.append(Scope(function=True))
         try:
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
                 if arg is not None:
@@ -390,7 +392,9 @@ class Scanner(Checks, PathEvaluator):
             if default is not None:
                 self.visit(default)
         self.function_scope(node, node.body, node.args)
-        self.bind(node.name)
+        if node.name == "__import__":
+            self.report(node, "builtins", "flag", _SHADOWS_IMPORT, f"def {node.name}(...)")
+        self.bind(node.name, value=node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -403,7 +407,7 @@ class Scanner(Checks, PathEvaluator):
     def visit_ClassDef(self, node) -> None:
         for child in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
             self.visit(child)
-        self.scopes.append(_Scope(function=True))
+        self.scopes.append(Scope(function=True))
         try:
             for statement in node.body:
                 self.visit(statement)
@@ -413,7 +417,7 @@ class Scanner(Checks, PathEvaluator):
 
     def visit_comprehension_scope(self, node, results) -> None:
         self.visit(node.generators[0].iter)
-        self.scopes.append(_Scope(function=True))
+        self.scopes.append(Scope(function=True))
         try:
             for number, generator in enumerate(node.generators):
                 if number:
@@ -497,6 +501,8 @@ class Scanner(Checks, PathEvaluator):
         if isinstance(target, ast.Name):
             if target.id == "__builtins__":
                 self.report(statement, "builtins", "flag", "rebinds __builtins__")
+            elif target.id == "__import__":
+                self.report(statement, "builtins", "flag", _SHADOWS_IMPORT)
             if value is None:
                 self.bind(target.id)
             else:
@@ -534,9 +540,10 @@ class Scanner(Checks, PathEvaluator):
             full = {f"{base}.{target.attr}" for base in bases}
         else:
             full = bases
-            if isinstance(target.value, ast.Call) and const_str(target.slice) == "__builtins__":
+            name = const_str(target.slice)
+            if isinstance(target.value, ast.Call) and name in ("__builtins__", "__import__"):
                 if self.resolve(target.value.func) & {"builtins.globals", "builtins.locals"}:
-                    full = {"builtins"}
+                    full = {"builtins" if name == "__builtins__" else "builtins.__import__"}
         self.flag(statement, stored(full, bases, item=isinstance(target, ast.Subscript)))
 
     # calls
@@ -554,9 +561,17 @@ class Scanner(Checks, PathEvaluator):
 
     def visit_Subscript(self, node) -> None:
         self.generic_visit(node)
-        if isinstance(node.value, ast.Call) and const_str(node.slice) is None:
+        if const_str(node.slice) is not None:
+            return
+        if isinstance(node.value, ast.Call):
             if self.resolve(node.value.func) & {"builtins.globals", "builtins.locals"}:
                 self.report(node, "dynamic-code", "note", "looks up a name at run time")
+                return
+        owners = {
+            b[: -len(".__dict__")] for b in self.resolve(node.value) if b.endswith(".__dict__")
+        }
+        if any(holds_answers(o) for o in owners):
+            self.run_time_lookup(node, owners)
 
     # -- references to hooks and processes --
 

@@ -1,0 +1,153 @@
+"""Writing a student's grades into nbgrader's gradebook in one transaction.
+
+nbgrader's own ``Gradebook`` methods commit after every change (``add_submission`` commits a
+submission with empty grades before any score is set), so a grader stopped between two of
+them leaves a student half written. :func:`write_student` builds the same rows with
+nbgrader's models (``Student``, ``SubmittedAssignment``, ``SubmittedNotebook``, ``Grade``,
+``Comment``) inside one session transaction and commits once: after a crash, a kill or a
+Ctrl-C the gradebook holds the student as before the run or with every grade of the run.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["assignment_shape", "create_gradebook", "open_gradebook", "write_student"]
+
+
+def create_gradebook(database: Path) -> None:
+    """Create an empty gradebook as nbgrader's ``Gradebook`` does, without its subprocess.
+
+    nbgrader stamps a new gradebook with its schema version by running the ``alembic``
+    command (a second Python start, seconds on a busy machine); the version is read here from
+    nbgrader's own migration scripts instead. The file appears whole or not at all.
+    """
+    import os
+    import tempfile
+
+    from alembic.script import ScriptDirectory
+    from nbgrader.api import Base
+    from nbgrader.dbutil import ALEMBIC_DIR
+    from sqlalchemy import create_engine, text
+
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    database = Path(database)
+    handle, temporary = tempfile.mkstemp(dir=database.parent, prefix=".gradebook-", suffix=".db")
+    os.close(handle)
+    engine = create_engine(f"sqlite:///{temporary}", future=True)
+    try:
+        Base.metadata.create_all(bind=engine)
+        with engine.begin() as connection:
+            connection.execute(
+                text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+            )
+            connection.execute(text("INSERT INTO alembic_version VALUES (:v)"), {"v": head})
+    finally:
+        engine.dispose()
+    os.replace(temporary, database)
+
+
+@contextmanager
+def open_gradebook(database: Path, course_id: str):
+    """nbgrader's ``Gradebook`` on ``database``, closed on exit."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SAWarning
+
+    with warnings.catch_warnings():
+        # nbgrader's models trip SQLAlchemy's autoflush notices; they are harmless here, and a
+        # warning turned into an error would stop a grading run.
+        warnings.simplefilter("ignore", category=SAWarning)
+        gb = Gradebook(f"sqlite:///{database}", course_id=course_id)
+        try:
+            yield gb
+        finally:
+            gb.close()
+
+
+def assignment_shape(gb, assignment: str) -> dict[str, dict[str, float]] | None:
+    """``{notebook: {grade_id: max points}}`` of an assignment in the gradebook (None if it
+    is not there)."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        found = gb.find_assignment(assignment)
+    except MissingEntry:
+        return None
+    return {
+        nb.name: {cell.name: float(cell.max_score or 0) for cell in nb.grade_cells}
+        for nb in found.notebooks
+    }
+
+
+def write_student(gb, assignment: str, student: str, outcomes, *, timestamp=None) -> None:
+    """Store one student's outcomes (:class:`decompkit.course.runner.NotebookOutcome`).
+
+    Every notebook of the assignment gets its scores (0 for one not handed in), ``flagged``
+    when it could not be graded in full or the integrity scan flagged it (``outcome.flagged``),
+    and the grader's note on each answer cell as the cell's automatic comment. A manual score
+    a grader already gave is kept and the cell is marked for review, as nbgrader does.
+    """
+    from nbgrader.api import (
+        Comment,
+        Grade,
+        Student,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
+    from sqlalchemy.exc import SAWarning
+
+    by_name = {o.notebook: o for o in outcomes}
+    db = gb.db
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=SAWarning)
+            record = db.get(Student, student)
+            if record is None:
+                record = Student(id=student)
+                db.add(record)
+            target = gb.find_assignment(assignment)
+            submission = (
+                db.query(SubmittedAssignment)
+                .filter(
+                    SubmittedAssignment.assignment_id == target.id,
+                    SubmittedAssignment.student_id == student,
+                )
+                .one_or_none()
+            )
+            if submission is None:
+                submission = SubmittedAssignment(assignment=target, student=record)
+                db.add(submission)
+            have = {nb.notebook_id for nb in submission.notebooks}
+            for notebook in target.notebooks:
+                if notebook.id in have:
+                    continue
+                # Each new row is added explicitly: SQLAlchemy 2 no longer follows a backref
+                # into the session when the parent is already in it.
+                made = SubmittedNotebook(notebook=notebook, assignment=submission)
+                db.add(made)
+                for cell in [*notebook.grade_cells, *notebook.task_cells]:
+                    db.add(Grade(cell_id=cell.id, notebook=made))
+                for cell in [*notebook.solution_cells, *notebook.task_cells]:
+                    db.add(Comment(cell_id=cell.id, notebook=made))
+            if timestamp is not None:
+                submission.timestamp = timestamp
+            db.flush()
+            for notebook in submission.notebooks:
+                outcome = by_name.get(notebook.name)
+                scores = {} if outcome is None else outcome.scores
+                notebook.flagged = outcome is not None and bool(outcome.flagged)
+                for grade in notebook.grades:
+                    if not grade.max_score:
+                        continue
+                    score = float(scores.get(grade.name, 0.0))
+                    grade.auto_score = max(0.0, min(score, float(grade.max_score)))
+                    grade.needs_manual_grade = grade.manual_score is not None
+                notes = {} if outcome is None else outcome.comments
+                for comment in notebook.comments:
+                    comment.auto_comment = notes.get(comment.name)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise

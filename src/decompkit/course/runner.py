@@ -1,0 +1,596 @@
+"""Grade one student's notebooks: each in a fresh kernel, its answers judged in this process.
+
+For every notebook of the assignment the runner
+
+1. reads the submitted file (``missing`` / ``unreadable`` when it cannot) and restores every
+   graded cell from the instructor's notebook, as nbgrader's ``OverwriteCells`` does;
+2. runs it in a new kernel (:mod:`decompkit.course.kernels`) under the student's id, cell by
+   cell, each cell bounded by the cell limit and by what is left of the notebook's and the
+   student's time; a cell past the cell limit is interrupted (``timeout``), a notebook past its
+   own limit stops there (``time_limit``), a kernel that dies ends the notebook
+   (``kernel_died``);
+3. reads every answer variable out of the kernel as plain data (``user_expressions``, which
+   no input transformer sees) and judges the answers with the hidden tests in this process
+   (:func:`decompkit.course.clean_check.judge`); an item scores its points only when its test
+   passed in the kernel *and* here, so nothing the kernel writes can raise a score.
+
+It returns a :class:`NotebookOutcome` per notebook (scores, items for the grading record, the
+autograded notebook as text) and touches no gradebook: the caller writes the results.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import copy
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from nbformat.v4 import new_output
+from nbformat.v4.nbjson import writes as writes_json
+
+from .clean_check import answer_names, export_expressions, judge
+from .codec import Unreadable, decode
+
+__all__ = ["Limits", "NotebookOutcome", "grade_notebooks", "prepare_notebook", "FAILED"]
+
+#: Statuses of a notebook that mean it could not be graded in full.
+FAILED = ("unreadable", "timeout", "kernel_died", "time_limit", "failed")
+MAX_FILE_BYTES = 50_000_000
+_TIMEOUT_NAME = "CellTimeoutError"
+_STUB = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*None\s*(#.*)?$")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and size bounds of grading (seconds, bytes)."""
+
+    cell: float = 30.0
+    notebook: float = 180.0
+    student: float = 600.0
+    output_bytes: int = 100_000
+
+
+@dataclass
+class NotebookOutcome:
+    """What grading one notebook of one student gave.
+
+    ``scores`` and ``points`` map each graded cell's grade_id to the points earned and the
+    points it is worth; ``items`` holds one grading-record entry per graded cell; ``comments``
+    maps answer cells to a note for the gradebook; ``autograded`` is the executed notebook.
+    """
+
+    notebook: str
+    status: str
+    message: str = ""
+    scores: dict = field(default_factory=dict)
+    points: dict = field(default_factory=dict)
+    items: dict = field(default_factory=dict)
+    comments: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    autograded: str | None = None
+    seconds: float = 0.0
+    integrity: str = ""  # the first integrity finding of severity "flag" ("" if none)
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.integrity) or self.status in FAILED
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _is_test(cell) -> bool:
+    return bool(_meta(cell).get("grade")) and cell.get("cell_type") == "code"
+
+
+def _runs(cell) -> bool:
+    return (
+        cell.get("cell_type") == "code"
+        and bool(str(cell.get("source", "")).strip())
+        and "explore" not in cell.get("metadata", {}).get("tags", [])
+    )
+
+
+# --- the instructor's notebooks -----------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """What the runner needs of one instructor's notebook, computed once per run."""
+
+    name: str
+    nb: object
+    points: dict  # grade_id -> points, in notebook order
+    answers_of: dict  # test grade_id -> answer cell grade_ids before it
+    names_of: dict  # test grade_id -> answer variable names
+    expressions: dict  # name -> user_expression reading it out
+    folder: Path | None = None  # the assignment's source folder (its other files are copied)
+
+
+def load_source(path: Path) -> Source:
+    """Read an instructor's notebook and work out its graded cells and answer variables."""
+    nb = nbformat.read(path, as_version=4)
+    bound = answer_names(nb)
+    points, answers_of, names_of, pending = {}, {}, {}, []
+    for cell in nb.cells:
+        meta = _meta(cell)
+        if meta.get("solution") and not meta.get("grade"):
+            pending.append(meta["grade_id"])
+        elif _is_test(cell):
+            grade_id = meta["grade_id"]
+            points[grade_id] = float(meta.get("points") or 0)
+            answers_of[grade_id] = list(pending)
+            stubs = [n for gid in pending for n in _stub_names(nb, gid)]
+            names_of[grade_id] = stubs or [n for gid in pending for n in bound.get(gid, [])]
+            pending = []
+    return Source(path.stem, nb, points, answers_of, names_of, export_expressions(nb), path.parent)
+
+
+def _stub_names(nb, grade_id: str) -> list[str]:
+    """The names an answer cell's stub sets to None (``p_chain = None``): its answers."""
+    for cell in nb.cells:
+        if _meta(cell).get("grade_id") == grade_id:
+            head = str(cell.source).split("### BEGIN SOLUTION")[0]
+            return [m.group(1) for line in head.splitlines() if (m := _STUB.match(line.strip()))]
+    return []
+
+
+# --- preparing a submission ---------------------------------------------------------------
+
+
+def prepare_notebook(submitted, source: Source):
+    """The notebook to run: the submission with every graded and locked cell restored from
+    the instructor's notebook, nbgrader metadata taken from it, outputs cleared.
+
+    Returns the notebook and the grade_ids of graded cells the submission lacks.
+    """
+    nb = copy.deepcopy(submitted)
+    originals = {_meta(c)["grade_id"]: c for c in source.nb.cells if _meta(c).get("grade_id")}
+    seen = set()
+    for cell in nb.cells:
+        meta = _meta(cell)
+        grade_id = meta.get("grade_id")
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        if not meta:
+            continue
+        original = originals.get(grade_id)
+        if grade_id in seen or original is None:
+            cell.metadata.pop("nbgrader", None)  # a copy or an id the assignment does not know
+            continue
+        seen.add(grade_id)
+        kept = _meta(original)
+        restore = (kept.get("grade") or kept.get("locked")) and not kept.get("solution")
+        if restore:
+            cell["cell_type"] = original.cell_type
+            cell["source"] = original.source
+            if original.cell_type == "code":
+                cell.setdefault("outputs", [])
+                cell.setdefault("execution_count", None)
+            else:
+                cell.pop("outputs", None)
+                cell.pop("execution_count", None)
+        checksum = meta.get("checksum")
+        cell.metadata["nbgrader"] = copy.deepcopy(dict(kept))
+        if checksum and not restore:
+            cell.metadata["nbgrader"]["checksum"] = checksum
+    nb.metadata["kernelspec"] = copy.deepcopy(source.nb.metadata.get("kernelspec", {}))
+    missing = [grade_id for grade_id in source.points if grade_id not in seen]
+    return nb, missing
+
+
+def read_submission(path: Path):
+    """The submitted notebook, or the reason it cannot be graded."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return (
+                None,
+                f"the file is {size / 1e6:.0f} MB, over the {MAX_FILE_BYTES // 10**6} MB limit",
+            )
+        nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+        if not isinstance(nb.get("cells"), list):
+            raise ValueError("no list of cells")
+        return nb, ""
+    except Exception as error:  # noqa: BLE001 - nbformat raises many unrelated types
+        words = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        return None, f"not a readable notebook ({words}); ask the student to download it again"
+
+
+# --- running a notebook -------------------------------------------------------------------
+
+
+class _Client(NotebookClient):
+    """nbclient's cell runner with a byte budget per cell (outputs past it are dropped)."""
+
+    max_bytes = 100_000
+
+    def output(self, outs, msg, display_id, cell_index):
+        used = self._used.setdefault(cell_index, [0, 0])
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        if used[0] + size > self.max_bytes:
+            used[1] += size
+            if msg["msg_type"] == "stream" and used[0] < self.max_bytes:
+                room = (self.max_bytes - used[0]) // 2
+                text = msg["content"].get("text", "")[:room]
+                outs.append(new_output("stream", name=msg["content"].get("name"), text=text))
+                used[0] = self.max_bytes
+            return None
+        used[0] += size
+        return super().output(outs, msg, display_id, cell_index)
+
+
+def _cut_notes(client: _Client) -> None:
+    for index, (_, cut) in client._used.items():
+        if cut:
+            note = f"\n[output cut by the grader: {cut:,} more bytes not stored]\n"
+            client.nb.cells[index].outputs.append(new_output("stream", name="stdout", text=note))
+
+
+async def _probe(kernel, seconds: float) -> bool:
+    """Whether the kernel answers an empty request within ``seconds`` (it is idle)."""
+    try:
+        msg_id = kernel.kc.execute("", silent=True, store_history=False)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            reply = await kernel.kc.get_shell_msg(timeout=max(0.05, end - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return True
+    except Exception:  # noqa: BLE001 - no reply in time, or the kernel is gone
+        return False
+    return False
+
+
+async def _read_answers(kernel, expressions: dict) -> dict | None:
+    """``{name: encoded value or None}`` read through ``user_expressions``; None when the
+    kernel does not answer."""
+    try:
+        msg_id = kernel.kc.execute(
+            "", silent=True, store_history=False, user_expressions=expressions
+        )
+        end = time.monotonic() + 30
+        while True:
+            reply = await kernel.kc.get_shell_msg(timeout=max(0.05, end - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+    except Exception:  # noqa: BLE001 - a dead or hung kernel: nothing can be read
+        return None
+    found = reply.get("content", {}).get("user_expressions", {}) or {}
+    answers = {}
+    for name in expressions:
+        item = found.get(name, {})
+        text = item.get("data", {}).get("text/plain") if item.get("status") == "ok" else None
+        if text is not None and len(text) > 10_000_000:
+            answers[name] = json.dumps({"__unreadable__": "too large to read out"})
+            continue
+        try:
+            answers[name] = None if text is None else ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            answers[name] = json.dumps({"__unreadable__": "not a string"})
+        if answers[name] is not None and not isinstance(answers[name], str):
+            answers[name] = json.dumps({"__unreadable__": "not a string"})
+    return answers
+
+
+@dataclass
+class _Run:
+    """What running one notebook in a kernel gave."""
+
+    nb: object
+    cells: dict  # cell index -> "ok" | "error" | "timeout" | "not_run"
+    answers: dict | None
+    status: str = "graded"
+    message: str = ""
+    events: list = field(default_factory=list)
+
+
+def _label(cell, index: int) -> str:
+    grade_id = _meta(cell).get("grade_id")
+    return f"cell {index}" + (f" ({grade_id})" if grade_id else "")
+
+
+async def _run(factory, nb, source: Source, env, cwd: Path, limits: Limits, deadline, parent):
+    """Run ``nb`` cell by cell in a fresh kernel; see the module docstring for the bounds."""
+    states = {i: "not_run" for i, c in enumerate(nb.cells) if _runs(c)}
+    run = _Run(nb, states, None)
+    started = time.monotonic()
+    limit_end = min(deadline, started + limits.notebook)
+    kernel = await factory.start(cwd, env)
+    client = _Client(
+        nb,
+        km=kernel,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        error_on_timeout={"ename": _TIMEOUT_NAME, "evalue": "", "traceback": []},
+        raise_on_iopub_timeout=False,
+        iopub_timeout=2,
+        skip_cells_with_tag="explore",
+        record_timing=False,
+        store_widget_state=False,
+    )
+    client.kc, client.max_bytes, client._used = kernel.kc, limits.output_bytes, {}
+    replies = {}
+    client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.__setitem__(
+        cell_index, (execute_reply or {}).get("content", {})
+    )
+    try:
+        for index, cell in enumerate(nb.cells):
+            if index not in states:
+                continue
+            left = limit_end - time.monotonic()
+            if left <= 0 or (parent is not None and os.getppid() != parent):
+                run.status, run.message = _stopped(limits, deadline, limit_end, nb, index)
+                break
+            budget = min(limits.cell, left)
+            client.timeout_func = lambda _cell, budget=budget: budget
+            await client.async_execute_cell(cell, index, store_history=True)
+            content = replies.get(index, {})
+            if content.get("status") != "error":
+                states[index] = "ok"
+                continue
+            if content.get("ename") != _TIMEOUT_NAME:
+                states[index] = "error"
+                continue
+            states[index] = "timeout"
+            past_cell_limit = budget >= limits.cell
+            words = (
+                f"ran past the {limits.cell:g} s cell limit and was interrupted"
+                if past_cell_limit
+                else "was running when the notebook's time ran out"
+            )
+            cell.outputs.append(
+                new_output("error", ename=_TIMEOUT_NAME, evalue=words, traceback=[words])
+            )
+            run.events.append(f"{_label(cell, index)}: {words}")
+            if not await _probe(kernel, 5.0):
+                run.status = "timeout" if past_cell_limit else "time_limit"
+                run.message = (
+                    f"{_label(cell, index)} {words} and did not stop; the kernel was stopped, "
+                    "the cells after it did not run"
+                )
+                break
+            if not past_cell_limit:
+                run.status, run.message = _stopped(limits, deadline, limit_end, nb, index)
+                break
+            if run.status == "graded":
+                run.status = "timeout"
+                run.message = f"{_label(cell, index)} {words}; its item scores 0"
+        if run.status in ("graded", "timeout", "time_limit"):
+            run.answers = await _read_answers(kernel, source.expressions)
+            if run.answers is None:
+                run.status = "failed" if run.status == "graded" else run.status
+                run.message = run.message or "the answers could not be read out of the kernel"
+    except DeadKernelError:
+        index = next((i for i in states if states[i] == "not_run"), None)
+        where = _label(nb.cells[index], index) if index is not None else "the last cell"
+        run.status = "kernel_died"
+        run.message = f"the kernel died in {where}; the notebook scores 0"
+        run.answers = None
+        if index is not None:
+            states[index] = "error"
+    finally:
+        _cut_notes(client)
+        await kernel.kill()
+    return run
+
+
+def _stopped(limits: Limits, deadline, limit_end, nb, index) -> tuple[str, str]:
+    whose = "the student's" if deadline <= limit_end else "the notebook's"
+    limit = limits.student if deadline <= limit_end else limits.notebook
+    rest = [c for c in nb.cells[index:] if _runs(c)]
+    tests = sum(1 for c in rest if _is_test(c))
+    lost = f"{tests} graded cells among them score 0" if tests else "no graded cell among them"
+    return "time_limit", (
+        f"stopped at {_label(nb.cells[index], index)}: {whose} {limit:g} s time limit was "
+        f"reached; {len(rest)} cells did not run ({lost})"
+    )
+
+
+# --- judging -------------------------------------------------------------------------------
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    text = repr(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _score(source: Source, nb_run, student: str, exercise) -> tuple:
+    """Scores, record items and gradebook comments of one notebook that ran."""
+    answers = nb_run.answers
+    verdicts, lecture, judged = {}, {}, answers is not None
+    why = ""
+    if judged:
+        try:
+            verdicts = judge(source.nb, student, answers)
+            if student != "lecture" and _answered_wrong(source, verdicts, answers):
+                lecture = judge(source.nb, "lecture", answers)
+        except Exception as error:  # noqa: BLE001 - a fault in judging costs this notebook only
+            judged, why = False, f"the clean check failed ({type(error).__name__}: {error})"
+    values = {} if answers is None else {k: v for k, v in answers.items()}
+    tests = {}
+    answer_state = {}
+    for index, cell in enumerate(nb_run.nb.cells):
+        meta = _meta(cell)
+        if _is_test(cell) and meta.get("grade_id") in source.points:
+            tests[meta["grade_id"]] = (index, nb_run.cells.get(index, "not_run"))
+        elif meta.get("solution"):
+            answer_state[meta.get("grade_id")] = nb_run.cells.get(index, "not_run")
+    scores, items, comments = {}, {}, {}
+    for grade_id, points in source.points.items():
+        index, in_kernel = tests.get(grade_id, (None, "missing"))
+        verdict = bool(verdicts.get(grade_id)) if judged else False
+        passed = in_kernel == "ok" and verdict
+        scores[grade_id] = points if passed else 0.0
+        entry = exercise.item(grade_id)
+        names = list(entry["names"]) or list(source.names_of.get(grade_id, []))
+        decoded = {n: decode(values[n]) for n in names if values.get(n) is not None}
+        answer = decoded[names[0]] if len(names) == 1 and names[0] in decoded else (decoded or None)
+        states = [answer_state.get(a, "not_run") for a in source.answers_of.get(grade_id, [])]
+        status = _status(passed, in_kernel, states, judged, names, decoded)
+        item = {
+            "item": entry["item"],
+            "label": entry["label"],
+            "names": entry["names"],
+            "score": scores[grade_id],
+            "max_score": points,
+            "status": status,
+            "answer": _text(answer),
+            "message": "",
+            "mistake": None,
+            "matches": "lecture" if lecture.get(grade_id) and not verdict else None,
+        }
+        if in_kernel == "missing":
+            item["message"] = "the test cell of this item is missing from the submission"
+        if judged and not passed and status not in ("unanswered", "not_run", "timeout"):
+            exercise.refine(item, student, answer)
+        items[grade_id] = item
+        for answer_cell in source.answers_of.get(grade_id, []):
+            note = {
+                "unanswered": "No response.",
+                "timeout": "This cell ran past the time limit and was interrupted.",
+                "not_run": "This cell did not run (the notebook stopped before it).",
+            }.get(status)
+            if note:
+                comments[answer_cell] = note
+    return scores, items, comments, verdicts, judged, why
+
+
+def _answered_wrong(source: Source, verdicts: dict, answers: dict) -> bool:
+    """Whether some item failed with an answer given (only those can match the lecture's)."""
+    for grade_id in source.points:
+        if not verdicts.get(grade_id):
+            names = source.names_of.get(grade_id, [])
+            if any(answers.get(n) not in (None, "null") for n in names):
+                return True
+    return False
+
+
+def _status(passed, in_kernel, answer_states, judged, names, decoded) -> str:
+    if passed:
+        return "ok"
+    if "timeout" in answer_states or in_kernel == "timeout":
+        return "timeout"
+    if not judged or in_kernel == "not_run" or "not_run" in answer_states:
+        return "not_run"
+    if names and all(decoded.get(n) is None for n in names):
+        return "unanswered"
+    if any(isinstance(v, Unreadable) for v in decoded.values()):
+        return "invalid"
+    if "error" in answer_states:
+        return "error"
+    return "off"
+
+
+def _mark_failures(nb, source: Source, verdicts, cells, judged) -> None:
+    """Add an error output to every test cell that scored 0 without an error of its own, so
+    the feedback shows why (what nbgrader's CleanCheck step adds on its own path)."""
+    for index, cell in enumerate(nb.cells):
+        grade_id = _meta(cell).get("grade_id")
+        if not _is_test(cell) or grade_id not in source.points:
+            continue
+        state = cells.get(index, "not_run")
+        if state == "not_run":
+            why = "this cell did not run: the notebook stopped before it"
+            cell.outputs.append(new_output("error", ename="NotRun", evalue=why, traceback=[why]))
+        elif state == "ok" and not (judged and verdicts.get(grade_id)):
+            why = "the hidden test fails on these answers when run outside the notebook's kernel"
+            cell.outputs.append(
+                new_output("error", ename="CleanCheckFailed", evalue=why, traceback=[why])
+            )
+
+
+# --- one student ---------------------------------------------------------------------------
+
+
+async def _grade_one(
+    factory, path, source, student, env, workdir, limits, deadline, exercise, parent
+):
+    started = time.monotonic()
+    outcome = NotebookOutcome(source.name, "graded", points=dict(source.points))
+    zero = dict.fromkeys(source.points, 0.0)
+    if path is None:
+        outcome.status, outcome.scores = "missing", zero
+        outcome.message = "not handed in"
+        outcome.items = exercise.blank_items(source, "not_run")
+        return outcome
+    submitted, problem = read_submission(path)
+    if submitted is None:
+        outcome.status, outcome.message, outcome.scores = "unreadable", problem, zero
+        outcome.items = exercise.blank_items(source, "not_run")
+        return outcome
+    nb, _ = prepare_notebook(submitted, source)
+    if time.monotonic() >= deadline:
+        outcome.status, outcome.scores = "time_limit", zero
+        outcome.message = f"not run: the student's {limits.student:g} s time limit was reached"
+        outcome.items = exercise.blank_items(source, "not_run")
+        return outcome
+    cwd = Path(tempfile.mkdtemp(prefix=f"{source.name[:20]}-", dir=workdir))
+    # The submission's other files, then the assignment's own (which win), as nbgrader does.
+    for folder in (path.parent, source.folder):
+        for extra in folder.iterdir() if folder is not None else ():
+            if extra.is_file() and extra.suffix != ".ipynb":
+                shutil.copy2(extra, cwd / extra.name)
+    try:
+        nb_run = await _run(factory, nb, source, env, cwd, limits, deadline, parent)
+    except Exception as error:  # noqa: BLE001 - a kernel that cannot start costs this notebook
+        outcome.status, outcome.scores = "failed", zero
+        outcome.message = f"the notebook could not be run ({type(error).__name__}: {error})"
+        outcome.items = exercise.blank_items(source, "not_run")
+        return outcome
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
+    scores, items, comments, verdicts, judged, why = _score(source, nb_run, student, exercise)
+    if why:
+        nb_run.status, nb_run.message = "failed", why
+    if nb_run.status == "kernel_died":
+        scores = zero
+        for item in items.values():
+            item["score"] = 0.0
+    _mark_failures(nb_run.nb, source, verdicts, nb_run.cells, judged)
+    outcome.status, outcome.message = nb_run.status, nb_run.message
+    outcome.scores, outcome.items, outcome.comments = scores, items, comments
+    outcome.events = nb_run.events
+    outcome.autograded = writes_json(nb_run.nb)  # valid by construction: no schema check
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def grade_notebooks(factory, files, sources, student, env, workdir, limits, views, *,
+                    after=None, parent=None):  # fmt: skip
+    """Grade one student: ``files`` maps each notebook name to its path (None: missing).
+
+    ``views`` maps each notebook to its :class:`decompkit.course.recorder.ExerciseView`;
+    ``after(outcome)``, when given, runs after each notebook and returns problems to report
+    with it (the grader's check of the kit's files); ``parent`` is the pid of the process
+    that waits for the result (grading stops if it goes away). Returns one
+    :class:`NotebookOutcome` per notebook of ``sources``, in order.
+    """
+    deadline = time.monotonic() + limits.student
+
+    async def every():
+        found = []
+        for name, source in sources.items():
+            outcome = await _grade_one(
+                factory, files.get(name), source, student, env, workdir, limits, deadline,
+                views[name], parent,
+            )  # fmt: skip
+            for problem in after(outcome) if after is not None else ():
+                outcome.events.append(problem)
+                outcome.integrity = outcome.integrity or problem
+            found.append(outcome)
+        return found
+
+    return asyncio.run(every())
