@@ -18,8 +18,9 @@ import re
 import warnings
 
 from .calls import CallEvaluator, Scope
+from .checks import Checks
 from .paths import PathEvaluator
-from .rules import CODE_ATTRS, Checks, Flag, const_str, holds_answers, imported, stored
+from .rules import CODE_ATTRS, Flag, const_str, holds_answers, imported, stored
 
 __all__ = ["Scanner"]
 
@@ -64,7 +65,7 @@ class Scanner(Checks, PathEvaluator, CallEvaluator):
     Each cell is read as the kernel reads it (:meth:`scan_source`), then visited statement by
     statement: imports and assignments bind names to the dotted origins they may hold
     (:meth:`bind`, :meth:`resolve`); calls, references and stores are checked against the
-    rules (:class:`.rules.Checks`) and file operations against the working folder
+    rules (:class:`.checks.Checks`) and file operations against the working folder
     (:class:`.paths.PathEvaluator`). Findings collect in :attr:`flags`.
     """
 
