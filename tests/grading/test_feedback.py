@@ -89,7 +89,7 @@ def test_no_traceback_no_hidden_tests_no_paths(page, graded):
 
 def test_items_are_named_in_the_table_of_contents(page):
     assert "Test cell" not in page
-    for title in ("A1 chain_success", "B1 p_prime", "B4 expected_attempts", "D2 check_reads"):
+    for title in ("A1 p_chain", "B1 p_prime", "B4 e_attempts", "D2 reads"):  # label, variable
         assert f">{title}</a>" in page
 
 

@@ -131,3 +131,18 @@ def test_the_command_needs_records(tmp_path, capsys):
 )  # fmt: skip
 def test_number_reads_only_one_real(text, value):
     assert report.number(text) == value
+
+
+def test_a_notebook_not_handed_in_is_listed_apart_and_counts_nowhere(graded):
+    record = chain_record("s10", {})
+    record["notebooks"][CHAIN].update(status="missing", message="not handed in", score=0.0)
+    for item in record["notebooks"][CHAIN]["items"].values():
+        item.update(score=0.0, status="not_run", answer=None, message="")
+    write_record(graded, record)
+    found = report.analyse(load(graded, "decomp"), "decomp")
+    assert found.missing == {CHAIN: ["s10"]}
+    assert "s10" not in found.scores[CHAIN]  # no zero in the score distribution
+    assert all(student != "s10" for student, _, _ in found.flags)
+    assert all(row["n"] == 9 for row in found.items[CHAIN].values())  # s01..s09 only
+    page = (report.write(graded, "decomp") / "report.html").read_text()
+    assert f"<b>{CHAIN}</b>: 1 of 10 (s10)" in page

@@ -291,6 +291,7 @@ class FeedbackView(Preprocessor):
         rec = entry.get("items", {}).get(grade_id, {})
         label, item = fallback.get(grade_id, ("", grade_id.removesuffix("_value")))
         label, item = rec.get("label") or label, rec.get("item") or item
+        item = ", ".join(rec.get("names") or ()) or item  # the variable the student filled
         max_score = float(rec.get("max_score", _meta(cell or {}).get("points", 0)) or 0)
         score = _meta(cell).get("score") if cell is not None else None
         score = float(rec.get("score", 0.0) if score is None else score)

@@ -101,6 +101,8 @@ class ClassReport:
     matches: list[Match] = field(default_factory=list)
     #: (student, notebook, what) for integrity flags, time-outs and kernel deaths
     flags: list[tuple[str, str, str]] = field(default_factory=list)
+    #: {notebook: [students who did not hand it in]} (left out of every share and figure)
+    missing: dict = field(default_factory=dict)
     #: (student, notebook, item title or "total", old, new)
     changes: list[tuple] = field(default_factory=list)
     previous_at: str = ""
@@ -161,7 +163,9 @@ def _matches(student: str, notebook: str, entry: dict, keys: dict) -> list[Match
 
 
 def _title(item: dict, grade_id: str) -> str:
-    parts = (item.get("label") or "", item.get("item") or grade_id.removesuffix("_value"))
+    """``B1 p_prime``: the exercise's label and the variable(s) the student filled in."""
+    names = ", ".join(item.get("names") or ()) or item.get("item")
+    parts = (item.get("label") or "", names or grade_id.removesuffix("_value"))
     return " ".join(p for p in parts if p)
 
 
@@ -188,11 +192,14 @@ def analyse(records: dict, assignment: str, previous: dict | None = None) -> Cla
         items, item_scores = {}, {}
         for student, entry in sorted(entries.items()):
             status = entry.get("status", "graded")
+            if status == "missing":  # not handed in: nothing to count, listed on its own
+                report.missing.setdefault(notebook, []).append(student)
+                continue
             report.scores.setdefault(notebook, {})[student] = (
                 float(entry.get("score") or 0.0),
                 float(entry.get("max_score") or 0.0),
             )
-            if status in _NOT_GRADED or status == "missing":
+            if status in _NOT_GRADED:
                 what = status.replace("_", " ")
                 report.flags.append((student, notebook, f"{what}: {entry.get('message') or ''}"))
             kind = "integrity (flagged)" if entry.get("flagged") else "integrity"
@@ -331,6 +338,17 @@ def _html(report: ClassReport) -> str:
         out.append("</table>")
     else:
         out.append("<p>Nothing flagged.</p>")
+    out.append("<h2>Not handed in</h2>")
+    if report.missing:
+        total = len(report.students)
+        out.append("<ul>")
+        out += [
+            f"<li><b>{e(notebook)}</b>: {len(who)} of {total} ({e(', '.join(who))})</li>"
+            for notebook, who in sorted(report.missing.items())
+        ]
+        out.append("</ul><p>Not handed in counts in no share or figure of this report.</p>")
+    else:
+        out.append("<p>Every student handed in every notebook.</p>")
     out += ["<h2>Scores per notebook</h2>", f"<figure>{_figure(report)}</figure>"]
     for notebook, items in sorted(report.items.items()):
         out.append(f"<h2>{e(notebook)}</h2>")
