@@ -116,9 +116,52 @@ PAGE_SCRIPT = """() => {
     const all = [...document.querySelectorAll(".decompkit-explorer")];
     const owner = all.findIndex((x) => x.contains(e.target));
     dk.frames.push({ explorer: owner, seq: e.detail.seq, time: e.detail.time,
-                     received: e.detail.received, input: dk.input });
+                     received: e.detail.received, changed: e.detail.changed,
+                     kernel: e.detail.kernel, input: dk.input });
   }, true);
 }"""
+
+
+#: Processes whose CPU time the benchmark reads, by a word of their command line.
+PROCESSES = {"kernel": "ipykernel", "server": "jupyter", "browser": "chromium"}
+
+
+def _descendants(root: int) -> list[int]:
+    """Process ids under ``root`` (Linux /proc), found through their parent ids."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        children = [p for p, parent in parents.items() if parent == pid]
+        found += children
+        frontier += children
+    return found
+
+
+def cpu_seconds() -> dict:
+    """CPU seconds (user + system) used so far by the kernel, the server and the browser."""
+    totals = dict.fromkeys(PROCESSES, 0.0)
+    if not Path("/proc/self/stat").exists():
+        return totals
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in _descendants(os.getpid()):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        for name, word in PROCESSES.items():
+            if word in command:
+                totals[name] += (int(fields[11]) + int(fields[12])) / tick
+                break
+    return totals
 
 
 @dataclass
@@ -127,6 +170,16 @@ class Result:
     explorer: str
     control: str
     latencies: list = field(default_factory=list)
+    #: Per change: input to the picture's message in the page, and from there to drawn.
+    wire: list = field(default_factory=list)
+    paint: list = field(default_factory=list)
+    #: Per change: input to the control's new value in the page; the kernel's own wall and
+    #: CPU time for the update.
+    page: list = field(default_factory=list)
+    kernel: list = field(default_factory=list)
+    cpu: list = field(default_factory=list)
+    #: CPU milliseconds per change of each process, over all changes of the control.
+    processes: dict = field(default_factory=dict)
     missed: int = 0
     fps: float | None = None
 
@@ -224,13 +277,39 @@ def one_change(page, index: int, act, timeout_ms: int = 8000):
     return page.evaluate(
         """([n, i]) => {
             const f = window.__dk.frames.slice(n).find(f => f.explorer === i);
-            return f.time - window.__dk.input;
+            const changed = f.changed === null ? f.received : f.changed;
+            return [f.time - window.__dk.input, f.received - window.__dk.input,
+                    f.time - f.received, changed - window.__dk.input, f.kernel];
         }""",
         [count, index],
     )
 
 
+def _note(result: Result, measured) -> bool:
+    """Add one change's times to ``result``; False when no picture came."""
+    if measured is None:
+        result.missed += 1
+        return False
+    total, wire, paint, page, kernel = measured
+    result.latencies.append(total)
+    result.wire.append(wire)
+    result.paint.append(paint)
+    result.page.append(page)
+    result.kernel.append(kernel[0])
+    result.cpu.append(kernel[1])
+    return True
+
+
 def measure_control(page, index, label, kind, changes) -> Result:
+    before = cpu_seconds()
+    result = _measure_control(page, index, label, kind, changes)
+    after = cpu_seconds()
+    count = max(len(result.latencies) + result.missed, 1)
+    result.processes = {k: 1e3 * (after[k] - before[k]) / count for k in PROCESSES}
+    return result
+
+
+def _measure_control(page, index, label, kind, changes) -> Result:
     root = explorer_root(page, index)
     target = find_control(root, label, kind)
     result = Result("", "", label)
@@ -247,17 +326,12 @@ def measure_control(page, index, label, kind, changes) -> Result:
                 key = "ArrowLeft"
             elif key == "ArrowLeft" and value <= low:
                 key = "ArrowRight"
-            latency = one_change(page, index, lambda k=key: page.keyboard.press(k))
-            result.latencies.append(latency) if latency is not None else None
-            result.missed += latency is None
+            _note(result, one_change(page, index, lambda k=key: page.keyboard.press(k)))
     elif kind == "toggle":
         buttons = target
         for i in range(changes):
             button = buttons.nth((i + 1) % buttons.count())
-            latency = one_change(page, index, button.click)
-            result.latencies.append(latency) if latency is not None else None
-            result.missed += latency is None
-            if latency is None:
+            if not _note(result, one_change(page, index, button.click)):
                 page.wait_for_timeout(300)
     else:
         for _ in range(changes):
@@ -265,9 +339,7 @@ def measure_control(page, index, label, kind, changes) -> Result:
                 other = "◀ back" if "forward" in label else "forward ▶"
                 find_control(root, other, "button").click()
                 page.wait_for_timeout(300)
-            latency = one_change(page, index, target.click)
-            result.latencies.append(latency) if latency is not None else None
-            result.missed += latency is None
+            _note(result, one_change(page, index, target.click))
     return result
 
 
@@ -327,7 +399,14 @@ def run_ui(context, server, ui, changes, shots) -> list[Result]:
 def _summary(result: Result) -> str:
     if not result.latencies:
         return f"no picture after {result.missed} changes"
-    text = f"median {statistics.median(result.latencies):6.0f} ms, max {max(result.latencies):5.0f}"
+    text = (
+        f"median {statistics.median(result.latencies):6.0f} ms, max {max(result.latencies):5.0f}"
+        f" (page {statistics.median(result.page):4.0f}, kernel"
+        f" {statistics.median(result.kernel):4.0f} / cpu {statistics.median(result.cpu):4.1f},"
+        f" back {statistics.median(result.wire):4.0f},"
+        f" drawing {statistics.median(result.paint):4.0f}); CPU ms per change: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in result.processes.items())
+    )
     if result.missed:
         text += f", {result.missed} missed"
     if result.fps is not None:

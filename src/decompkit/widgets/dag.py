@@ -14,7 +14,17 @@ import ipywidgets as widgets
 from matplotlib.text import Annotation
 
 from .. import dag, examples
-from ..plots.dag import CRITICAL_ARROW, CRITICAL_BOX, NORMAL_ARROW, NORMAL_BOX, plot_dag, plot_gantt
+from ..plots._style import GREY
+from ..plots.dag import (
+    CRITICAL_ARROW,
+    CRITICAL_BOX,
+    NORMAL_ARROW,
+    NORMAL_BOX,
+    gantt_frame,
+    place_task,
+    plot_dag,
+    task_artists,
+)
 from ._base import Explorer, int_slider, projector_fonts, rows_html
 
 __all__ = ["DagExplorer", "dag_explorer"]
@@ -50,6 +60,16 @@ def _worked_examples(source):
     return found
 
 
+def _box_sizes(boxes, renderer) -> dict:
+    """``{node: (width, height)}`` of each task's box in pixels, to a tenth of a pixel."""
+    sizes = {}
+    for node, box in boxes.items():
+        box.update_bbox_position_size(renderer)
+        patch = box.get_bbox_patch()
+        sizes[node] = (round(patch.get_width(), 1), round(patch.get_height(), 1))
+    return sizes
+
+
 def duration_range(durations) -> int:
     """Upper end of the duration sliders: twice the longest task, at least 10.
 
@@ -73,7 +93,7 @@ class DagExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
         if workers is None:
             workers = getattr(params, "workers", 2) if params is not None else 2
-        super().__init__(figsize=(11.5, 5.0))
+        super().__init__(height=456)
         self.controls = {
             "example": widgets.ToggleButtons(
                 options=[(f"{key}: {ex.name}", key) for key, ex in self.examples.items()],
@@ -138,7 +158,7 @@ class DagExplorer(Explorer):
         self._watch("workers", "spurious_edge", "coordination", "resources")
         c["example"].observe(self._on_example, names="value")
         self._load_example()
-        self.update(full=True)
+        self.update()
 
     # -- controls -------------------------------------------------------------------------------
 
@@ -168,6 +188,7 @@ class DagExplorer(Explorer):
             slider.observe(self._on_change, names="value")
             self.controls[f"duration {node}"] = slider
         self.duration_box.children = tuple(self.duration_sliders.values())
+        self.view.controls = [c for c in self.controls.values() if hasattr(c, "value")]
         c = self.controls
         c["spurious_edge"].disabled = self.example.spurious_edge is None
         c["coordination"].disabled = not (self.example.coordination and self.example.fan_out)
@@ -184,7 +205,7 @@ class DagExplorer(Explorer):
             for name in ("spurious_edge", "coordination", "resources"):
                 c[name].value = False
         self._load_example()
-        self.update(full=True)
+        self.update()
 
     # -- drawing --------------------------------------------------------------------------------
 
@@ -193,12 +214,18 @@ class DagExplorer(Explorer):
         self.dag_ax, self.gantt_ax = self.figure.subplots(2, 1, height_ratios=(3, 2))
         self._structure = None
         self._time_axis = 0  # upper end of the Gantt chart's time axis
+        #: Per task its bar, label and tick (for a task of length 0), restyled in place.
+        self.tasks: dict = {}
+        self._makespan_line = self.gantt_ax.axvline(0, color=GREY, linestyle="--", lw=1)
+        self._workers = None  # the worker count the Gantt chart's rows are drawn for
 
     def _draw_dag(self, graph, durations, labels):
         """Draw the graph anew (its structure changed) and find the artists to restyle."""
         ax = self.dag_ax
-        ax.clear()
-        plot_dag(graph, durations, ax=ax, labels=labels, unit=self.example.unit)
+        for artist in list(ax.texts):  # the task boxes and the arrows between them
+            artist.remove()
+        with projector_fonts():
+            plot_dag(graph, durations, ax=ax, labels=labels, unit=self.example.unit)
         boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
         arrows = [t for t in ax.texts if isinstance(t, Annotation)]
         # plot_dag writes each task's label on the first line of its box.
@@ -208,23 +235,9 @@ class DagExplorer(Explorer):
         self.edge_arrows = {
             (where[tuple(arrow.xyann)], where[tuple(arrow.xy)]): arrow for arrow in arrows
         }
-        # The arrows change colour with the critical path only. The task boxes, the title and
-        # the Gantt chart's axes (time scale, worker rows) do not overlap: each is repainted
-        # alone when it changes. The bars change with every control.
-        self._set_layers(
-            arrows, [*self.node_boxes.values(), ax.title, self.gantt_ax], [], sprites=1
-        )
-        self._relayout = True
-
-    def _before_layers(self):
-        # plot_dag clips each arrow at the boxes of its two tasks, so the boxes must sit where
-        # they will be drawn before any arrow is painted.
-        renderer = self.figure.canvas.get_renderer()
-        for box in self.node_boxes.values():
-            box.update_bbox_position_size(renderer)
 
     def _restyle_dag(self, graph, durations, cp, labels):
-        """Show new durations in place: box texts, critical colours, arrows and title.
+        """Show new durations in place: box texts, critical colours and arrows.
 
         Same texts and colours as :func:`~decompkit.plots.dag.plot_dag` (a test checks it).
         """
@@ -236,26 +249,70 @@ class DagExplorer(Explorer):
             box.get_bbox_patch().set(**(CRITICAL_BOX if node in path else NORMAL_BOX))
         for edge, arrow in self.edge_arrows.items():
             arrow.arrow_patch.set(**(CRITICAL_ARROW if edge in path_edges else NORMAL_ARROW))
-        unit = self.example.unit
-        self.dag_ax.title.set_text(
-            f"Critical path, {_fmt(cp.makespan)} {unit} of {_fmt(cp.serial_time)} in total: "
-            + " → ".join(str(v) for v in cp.path)
-        )
 
     def _draw_gantt(self, schedule, cp, labels):
-        """Replace the Gantt chart's bars, labels and title (the last layer)."""
+        """Move and restyle the Gantt chart's bars, labels, makespan line and title."""
         ax = self.gantt_ax
-        for artist in (*ax.patches, *ax.texts, *ax.lines, *ax.collections):
-            artist.remove()
-        ax.containers.clear()
-        plot_gantt(schedule, ax=ax, critical=cp, labels=labels, unit=self.example.unit)
+        if set(self.tasks) != set(schedule.start):  # another example, or the coordination
+            for artist in (a for task in self.tasks.values() for a in task):
+                artist.remove()
+            self.tasks = {node: task_artists(ax) for node in schedule.start}
+        if schedule.workers != self._workers:
+            gantt_frame(ax, schedule, self.example.unit)
+            self._workers = schedule.workers
         # A steady time axis while a slider moves: the bars move, not the scale. It changes
         # only when the makespan leaves the range or fills less than half of it.
         low, high = 0.5 * self._time_axis, self._time_axis
         if not low <= schedule.makespan <= high:
             self._time_axis = math.ceil(1.25 * max(schedule.makespan, 1))
-        ax.set_xlim(0, self._time_axis)
-        self._replace_layer(-1, [*ax.patches, *ax.lines, *ax.collections, *ax.texts, ax.title])
+            ax.set_xlim(0, self._time_axis)
+        on_path = set(cp.path)
+        for node, task in self.tasks.items():
+            place_task(task, schedule, node, on_path, labels, self._time_axis)
+        self._makespan_line.set_xdata([schedule.makespan] * 2)
+
+    def _declare_scene(self, structure, schedule, on_path):
+        """The artists each update records, with the keys that tell when they look the same.
+
+        The axes (frame, ticks, labels) change with the structure or the scale only; a box
+        with its text and rim; an arrow with its colour and the sizes of the two boxes it
+        joins (it ends at their outlines); a bar, its label and tick with the task's place in
+        the schedule and the scale.
+        """
+        gantt = self.gantt_ax
+        scale = (schedule.workers, gantt.get_xlim())
+        keys = {self.dag_ax: ("dag", structure), gantt: ("gantt", scale)}
+        sizes = _box_sizes(self.node_boxes, self.figure.canvas.get_renderer())
+        for node, box in self.node_boxes.items():
+            keys[box] = ("box", structure, node, box.get_text(), node in on_path)
+        for (u, v), arrow in self.edge_arrows.items():
+            style = arrow.arrow_patch.get_edgecolor()
+            keys[arrow] = ("arrow", structure, u, v, tuple(style), sizes[u], sizes[v])
+        for title in (self.dag_ax.title, gantt.title):
+            keys[title] = ("title", id(title), title.get_text())
+        for node, task in self.tasks.items():
+            place = (schedule.start[node], schedule.finish[node], schedule.worker[node])
+            shows = (task[1].get_text(), task[0].get_visible(), task[2].get_visible())
+            for i, artist in enumerate(task):
+                keys[artist] = ("task", i, node, place, node in on_path, shows, scale)
+        keys[self._makespan_line] = ("makespan", schedule.makespan, scale)
+        self._set_scene(
+            self.dag_ax,
+            *self.edge_arrows.values(),
+            *self.node_boxes.values(),
+            self.dag_ax.title,
+            gantt,
+            # In the order of a full draw (by zorder): bars, lines, the frame, then labels.
+            *(bar for bar, _, _ in self.tasks.values()),
+            *(tick for _, _, tick in self.tasks.values()),
+            self._makespan_line,
+            *self._spines(gantt),
+            *(label for _, label, _ in self.tasks.values()),
+            gantt.title,
+        )
+        for spine in self._spines(gantt):
+            keys[spine] = ("spine", id(spine), scale)
+        self._scene_keys.update(keys)
 
     def _plan(self):
         """Graph, durations and resources of the current setting."""
@@ -284,16 +341,21 @@ class DagExplorer(Explorer):
         else:
             self._restyle_dag(graph, durations, cp, labels)
         self._draw_gantt(schedule, cp, labels)
-        renderer = self.figure.canvas.get_renderer()
-        sizes = []
-        for box in self.node_boxes.values():  # a box grows with its text: arrows clip at it
-            box.update_bbox_position_size(renderer)
-            sizes.append(round(box.get_bbox_patch().get_width(), 1))
-        self._keys[:] = [
-            (structure, tuple(cp.path), tuple(sizes)),
-            (structure, tuple(durations.items()), workers, self.gantt_ax.get_xlim()),
-        ]
+        # Short titles that change with the path and the makespans only: the totals and the
+        # share of busy time are in the readout right under the figure.
+        unit = ex.unit
+        self.dag_ax.set_title(
+            f"Critical path {' → '.join(map(str, cp.path))}: {_fmt(cp.makespan)} {unit}",
+            fontsize=10,
+        )
+        self.gantt_ax.set_title(
+            f"List schedule on {workers} worker{'s' if workers > 1 else ''}: "
+            f"makespan {_fmt(schedule.makespan)} {unit}",
+            fontsize=10,
+        )
+        self._declare_scene(structure, schedule, on_path=set(cp.path))
         speedup = examples.speedup(cp.serial_time, schedule.makespan) if schedule.makespan else 1
+        busy = schedule.work / (workers * schedule.makespan) if schedule.makespan else 0.0
         rows = [
             (
                 labels[node],
@@ -311,8 +373,8 @@ class DagExplorer(Explorer):
             f"<p>Critical path {html.escape(' → '.join(map(str, cp.path)))}: "
             f"{_fmt(cp.makespan)} {ex.unit} with any number of workers; serial "
             f"{_fmt(cp.serial_time)} {ex.unit}; list schedule on {workers} worker"
-            f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit}, "
-            f"speed-up {speedup:.2f}x.</p>",
+            f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit} "
+            f"({100 * busy:.0f} % busy), speed-up {speedup:.2f}x.</p>",
         )
         self._text(
             self.table,
@@ -364,8 +426,7 @@ def dag_explorer(params=None, example="A", workers=None):
     of the example on screen: A's spurious edge
     (:meth:`~decompkit.examples.WorkedExample.with_edge`), B's coordination tax
     (:meth:`~decompkit.examples.WorkedExample.with_coordination`) and B's shared lock
-    (``resources``). Every update redraws both panels on the same figure with the layout
-    fixed; switching the example lays the figure out again.
+    (``resources``). Every update redraws both panels on the same figure, on a fixed layout.
 
     Examples
     --------

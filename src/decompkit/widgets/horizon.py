@@ -60,7 +60,7 @@ class HorizonExplorer(Explorer):
                 f"seed must be None, an integer >= 0 or a numpy.random.Generator, got {seed!r}"
             ) from None
         self.seed = seed
-        super().__init__(figsize=(11.5, 4.25))
+        super().__init__(height=408)
         self.controls = {
             "p": float_slider(
                 "p",
@@ -194,25 +194,26 @@ class HorizonExplorer(Explorer):
         for ax in (by_n, by_q, grounded):
             ax.set_title(textwrap.fill(ax.get_title(), 40), fontsize=10)
         self.sweep_title = by_q.title
-        # The reference curves move with p and the budget factor only; the rest with q and n.
-        self._set_layers(
-            [
-                *self.reference_lines,
-                *self.survival_lines[:k],
-                *self.half_life_points[:k],
-            ],
-            [
-                self.success_line,
-                self.n_marker,
-                self.sweep_line,
-                self.mc_points,
-                self.mc_bars,
-                self.q_marker,
-                self.sweep_title,
-                self.grounded_line,
-                self.half_life_points[k],
-                self.budget_marker,
-            ],
+        # The reference curves move with p and the budget factor only: recorded anew only then.
+        self._references = [
+            *self.reference_lines,
+            *self.survival_lines[:k],
+            *self.half_life_points[:k],
+        ]
+        self._drawn_for = None  # (p, gamma) of the reference curves
+        self._set_scene(
+            *self._references,
+            self.success_line,
+            self.n_marker,
+            self.sweep_line,
+            self.mc_points,
+            self.mc_bars,
+            self.q_marker,
+            self.sweep_title,
+            self.grounded_line,
+            self.half_life_points[k],
+            self.budget_marker,
+            *self._spines(by_n, by_q, grounded),
         )
 
     def _setting(self):
@@ -222,8 +223,14 @@ class HorizonExplorer(Explorer):
     def _refresh(self):
         p, q, n, gamma, budget = self._setting()
         budgets = np.rint(gamma * self.ns).astype(np.int64)
-        for line, ref_q in zip(self.reference_lines, self.reference_qs, strict=True):
-            line.set_ydata(markov.success_exact(self.ns, p, ref_q, budgets))
+        if self._drawn_for != (p, gamma):
+            for line, ref_q in zip(self.reference_lines, self.reference_qs, strict=True):
+                line.set_ydata(markov.success_exact(self.ns, p, ref_q, budgets))
+            self._drawn_for = (p, gamma)
+        for i, artist in enumerate(self._references):
+            self._scene_keys[artist] = ("reference", i, p, gamma)
+        for i, spine in enumerate(self._spines(*self.figure.axes)):
+            self._scene_keys[spine] = ("spine", i)
         curve = markov.success_exact(self.ns, p, q, budgets)
         self.success_line.set_ydata(curve)
         self.n_marker.set_xdata([n, n])
@@ -243,7 +250,6 @@ class HorizonExplorer(Explorer):
             point.set_data(([half], [0.5]) if half <= t[-1] else ([], []))
         grounded = self.grounded_line.get_ydata()
         self.budget_marker.set_xdata([budget, budget])
-        self._keys[0] = (p, gamma)
         self._show_monte_carlo()
 
         table = markov.reference_table(p, gamma, qs=(q,))
