@@ -231,7 +231,23 @@ def open_and_run(page, server, ui: str) -> None:
         arg=len(EXPLORERS),
         timeout=120_000,
     )
-    page.wait_for_timeout(500)
+    wait_until_drawn_to_size(page)
+
+
+#: True when every figure is drawn for the width its page offers (the explorers take it
+#: within 640-1200 CSS pixels) and for the pixel ratio, so the browser scales nothing.
+SETTLED = """() => [...document.querySelectorAll('.decompkit-figure canvas')].every(c => {
+    const shown = c.getBoundingClientRect().width;
+    const room = c.parentElement.getBoundingClientRect().width;
+    return c.width > 0 && Math.abs(c.width - shown * devicePixelRatio) < 1
+        && Math.abs(shown - Math.min(Math.max(room, 640), 1200)) < 4;
+})"""
+
+
+def wait_until_drawn_to_size(page) -> None:
+    """Wait until each figure has been laid out again for the width its page gives it."""
+    page.wait_for_function(SETTLED, timeout=60_000)
+    page.wait_for_timeout(300)
 
 
 def explorer_root(page, index: int):

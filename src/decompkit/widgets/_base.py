@@ -55,10 +55,12 @@ LIVE_NOTE = (
 
 #: Padded cells for the readout tables (read from the back of a lecture hall).
 _TABLE_CSS = (
-    "<style>.decompkit-table{border-collapse:collapse;margin:4px 0}"
-    ".decompkit-table th,.decompkit-table td{padding:3px 10px;text-align:left;"
-    "border-bottom:1px solid #ddd}.decompkit-table th{border-bottom:2px solid #999}"
-    ".decompkit-table tr.current{background:#FFE9B3;font-weight:bold}</style>"
+    "<style>.decompkit-table{border-collapse:collapse;margin:2px 0}"
+    ".decompkit-table th,.decompkit-table td{padding:2px 10px;line-height:1.35;"
+    "text-align:left;border-bottom:1px solid #ddd}"
+    ".decompkit-table th{border-bottom:2px solid #999}"
+    ".decompkit-table tr.current{background:#FFE9B3;font-weight:bold}"
+    ".decompkit-note{margin:2px 0;line-height:1.35}</style>"
 )
 
 
@@ -191,6 +193,12 @@ class Explorer:
         self._recorder = None
         self._laid_out = False
         self._texts: dict = {}  # readouts to set once the picture is on its way
+
+    @staticmethod
+    def _row(children, **layout):
+        """Controls side by side, wrapping onto a new line where the notebook is narrow."""
+        layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start", **layout)
+        return widgets.HBox(children, layout=layout)
 
     def _box(self, children, **layout):
         """The explorer's outer box; the class lets its view find it in the page."""

@@ -93,7 +93,7 @@ class DagExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
         if workers is None:
             workers = getattr(params, "workers", 2) if params is not None else 2
-        super().__init__(height=456)
+        super().__init__(height=368)
         self.controls = {
             "example": widgets.ToggleButtons(
                 options=[(f"{key}: {ex.name}", key) for key, ex in self.examples.items()],
@@ -101,10 +101,16 @@ class DagExplorer(Explorer):
                 description="example",
                 tooltip="the worked example of the lecture, with your numbers",
                 tooltips=[f"worked example {key} of the lecture" for key in self.examples],
-                style={"button_width": "270px"},
+                style={"button_width": "auto", "description_width": "60px"},
             ),
             "workers": int_slider(
-                "workers", workers, 1, _MAX_WORKERS, "workers", "workers of the list schedule"
+                "workers",
+                workers,
+                1,
+                _MAX_WORKERS,
+                "workers",
+                "workers of the list schedule",
+                style={"description_width": "70px"},
             ),
             "spurious_edge": widgets.Checkbox(
                 value=False,
@@ -125,30 +131,34 @@ class DagExplorer(Explorer):
                 indent=False,
             ),
         }
+        # As many columns of sliders as the notebook's width holds (three at 1100 pixels).
         self.duration_box = widgets.GridBox(
-            layout=widgets.Layout(grid_template_columns="repeat(2, 370px)", grid_gap="0 8px")
+            layout=widgets.Layout(
+                grid_template_columns="repeat(auto-fill, minmax(350px, 1fr))",
+                grid_gap="0 8px",
+                width="100%",
+            )
         )
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
         with projector_fonts():
             self._draw()
         c = self.controls
+        # One row for the example, the workers and the checkboxes at 1100 pixels: the label
+        # beside the buttons, boxes no wider than their text.
+        c["example"].layout = widgets.Layout(display="flex", align_items="center")
+        c["workers"].layout.width = "290px"
+        for name in _OPTIONS:
+            c[name].layout.width = "auto"
+            c[name].layout.margin = "4px 12px 0 0"
         self.options_box = widgets.HBox()
         self.table = widgets.HTML()
         self.table_box = widgets.Accordion([self.table], titles=("every task",))
         self.table_box.selected_index = None
         self.widget = self._box(
             [
-                c["example"],
-                widgets.HBox(
-                    [
-                        widgets.VBox(
-                            [c["workers"], self.options_box],
-                            layout=widgets.Layout(width="330px"),
-                        ),
-                        self.duration_box,
-                    ]
-                ),
+                self._row([c["example"], c["workers"], self.options_box]),
+                self.duration_box,
                 self.view,
                 self.readout,
                 self.table_box,

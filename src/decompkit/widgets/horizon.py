@@ -60,7 +60,7 @@ class HorizonExplorer(Explorer):
                 f"seed must be None, an integer >= 0 or a numpy.random.Generator, got {seed!r}"
             ) from None
         self.seed = seed
-        super().__init__(height=408)
+        super().__init__(height=360)
         self.controls = {
             "p": float_slider(
                 "p",
@@ -114,11 +114,15 @@ class HorizonExplorer(Explorer):
         c = self.controls
         self.widget = self._box(
             [
-                widgets.HBox(
-                    [widgets.VBox([c["p"], c["q"]]), widgets.VBox([c["n"], c["budget_factor"]])]
+                self._row(
+                    [
+                        widgets.VBox([c["p"], c["q"]]),
+                        widgets.VBox([c["n"], c["budget_factor"]]),
+                        widgets.VBox([c["monte_carlo"], self.progress]),
+                    ]
                 ),
                 self.view,
-                widgets.HBox([c["monte_carlo"], self.progress, self.mc_label]),
+                self.mc_label,
                 self.readout,
                 self.status,
             ]

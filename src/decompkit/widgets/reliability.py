@@ -47,7 +47,7 @@ class ReliabilityExplorer(Explorer):
             raise ValueError(f"n_max must be an integer >= 1, got {n_max!r}")
         if isinstance(kappa_max, bool) or not isinstance(kappa_max, int) or kappa_max < 1:
             raise ValueError(f"kappa_max must be an integer >= 1, got {kappa_max!r}")
-        super().__init__(height=384)
+        super().__init__(height=336)
         self.controls = {
             "p": float_slider(
                 "p",
@@ -90,16 +90,18 @@ class ReliabilityExplorer(Explorer):
         self.steps = np.arange(0, n_max + 1)
         with projector_fonts():
             self._draw()
+        # The readout beside the sliders, not under the figure: one screen for all of it.
+        self.readout.layout = widgets.Layout(width="460px", margin="0 0 0 16px")
         self.widget = self._box(
             [
-                widgets.HBox(
+                self._row(
                     [
                         widgets.VBox([self.controls[k] for k in ("p", "n", "kappa")]),
                         widgets.VBox([self.controls[k] for k in ("d", "phi")]),
+                        self.readout,
                     ]
                 ),
                 self.view,
-                self.readout,
                 self.status,
             ]
         )
@@ -203,7 +205,7 @@ class ReliabilityExplorer(Explorer):
                 header=("", "per step", f"chain of n = {n}"),
             )
             + (
-                f"<p>The check {html.escape(verdict)}. "
+                f'<p class="decompkit-note">The check {html.escape(verdict)}. '
                 f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
                 f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
                 f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"

@@ -90,7 +90,7 @@ def _states_after(result, graph, k) -> dict:
 class TraceStepper(Explorer):
     """Buttons and a slider over the events of a scheduler trace; see :func:`trace_stepper`."""
 
-    def __init__(self, result, *, window=4):
+    def __init__(self, result, *, window=2):
         if not all(hasattr(result, a) for a in ("events", "graph", "makespan", "workers")):
             raise ValueError(
                 "result must be what decompkit.scheduler.schedule or run_with_repair returned, "
@@ -101,7 +101,7 @@ class TraceStepper(Explorer):
         self.result = result
         self.window = window
         self.events = list(result.events)
-        super().__init__(height=408)
+        super().__init__(height=360)
         n = len(self.events)
         self.controls = {
             "back": widgets.Button(description="◀ back", tooltip="one event back"),
@@ -130,7 +130,7 @@ class TraceStepper(Explorer):
         # The event table goes under the figure: beside it, it squeezed the figure.
         self.widget = self._box(
             [
-                widgets.HBox([c["back"], c["forward"], c["event"], self.readout]),
+                self._row([c["back"], c["forward"], c["event"], self.readout]),
                 self.view,
                 self.table,
                 self.status,
@@ -259,7 +259,7 @@ class TraceStepper(Explorer):
         return rows_html(rows, header=("#", *_COLUMNS), current=current) + note
 
 
-def trace_stepper(result, *, window=4):
+def trace_stepper(result, *, window=2):
     r"""Step through a scheduler trace: the plan coloured by state, the Gantt chart, the events.
 
     Parameters
