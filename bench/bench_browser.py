@@ -178,6 +178,8 @@ class Result:
     page: list = field(default_factory=list)
     kernel: list = field(default_factory=list)
     cpu: list = field(default_factory=list)
+    #: Changes whose first picture was one the kernel had made ahead.
+    ahead: int = 0
     #: CPU milliseconds per change of each process, over all changes of the control.
     processes: dict = field(default_factory=dict)
     missed: int = 0
@@ -275,8 +277,28 @@ def _frames(page) -> int:
     return page.evaluate("() => window.__dk.frames.length")
 
 
+#: Pause after the kernel's answer before the next change: a lecturer's pace of stepping.
+PACE_MS = 120
+
+
+def _answered(page, index: int) -> int:
+    """Sequence number of the kernel's latest answer to explorer ``index``."""
+    return page.evaluate(
+        "i => Number(document.querySelectorAll('.decompkit-explorer')[i]"
+        ".querySelector('.decompkit-figure').dataset.answered || -1)",
+        index,
+    )
+
+
 def one_change(page, index: int, act, timeout_ms: int = 8000):
-    """Latency (ms) of one change: ``act()`` then wait for explorer ``index``'s new picture."""
+    """One change of explorer ``index``: ``act()``, then wait for its new picture.
+
+    Returns ``[total, to the page, drawing, to the control's new value, [kernel wall,
+    kernel CPU], picture made ahead]`` in ms (None when no picture came), after the
+    kernel's own answer has arrived too and a pause of ``PACE_MS``: changes at a human
+    pace, each measured from its input event to the first new picture on the canvas.
+    """
+    answered = _answered(page, index)
     count = _frames(page)
     page.evaluate("() => { window.__dk.input = null; }")
     act()
@@ -290,15 +312,26 @@ def one_change(page, index: int, act, timeout_ms: int = 8000):
         )
     except Exception:  # noqa: BLE001 - a change with no new picture counts as missed
         return None
-    return page.evaluate(
+    measured = page.evaluate(
         """([n, i]) => {
             const f = window.__dk.frames.slice(n).find(f => f.explorer === i);
             const changed = f.changed === null ? f.received : f.changed;
             return [f.time - window.__dk.input, f.received - window.__dk.input,
-                    f.time - f.received, changed - window.__dk.input, f.kernel];
+                    f.time - f.received, changed - window.__dk.input, f.kernel, f.seq < 0];
         }""",
         [count, index],
     )
+    try:
+        page.wait_for_function(
+            """([i, seen]) => Number(document.querySelectorAll('.decompkit-explorer')[i]
+                 .querySelector('.decompkit-figure').dataset.answered || -1) > seen""",
+            arg=[index, answered],
+            timeout=timeout_ms,
+        )
+    except Exception:  # noqa: BLE001 - no answer (a change the kernel found unchanged)
+        pass
+    page.wait_for_timeout(PACE_MS)
+    return measured
 
 
 def _note(result: Result, measured) -> bool:
@@ -306,13 +339,14 @@ def _note(result: Result, measured) -> bool:
     if measured is None:
         result.missed += 1
         return False
-    total, wire, paint, page, kernel = measured
+    total, wire, paint, page, kernel, ahead = measured
     result.latencies.append(total)
     result.wire.append(wire)
     result.paint.append(paint)
     result.page.append(page)
     result.kernel.append(kernel[0])
     result.cpu.append(kernel[1])
+    result.ahead += bool(ahead)
     return True
 
 
@@ -343,11 +377,10 @@ def _measure_control(page, index, label, kind, changes) -> Result:
             elif key == "ArrowLeft" and value <= low:
                 key = "ArrowRight"
             _note(result, one_change(page, index, lambda k=key: page.keyboard.press(k)))
-    elif kind == "toggle":
-        buttons = target
-        for i in range(changes):
-            button = buttons.nth((i + 1) % buttons.count())
-            if not _note(result, one_change(page, index, button.click)):
+    elif kind == "toggle":  # the option not chosen now
+        other = root.locator(".widget-toggle-buttons button:not(.mod-active)").first
+        for _ in range(changes):
+            if not _note(result, one_change(page, index, other.click)):
                 page.wait_for_timeout(300)
     else:
         for _ in range(changes):
@@ -420,8 +453,8 @@ def _summary(result: Result) -> str:
         f" (page {statistics.median(result.page):4.0f}, kernel"
         f" {statistics.median(result.kernel):4.0f} / cpu {statistics.median(result.cpu):4.1f},"
         f" back {statistics.median(result.wire):4.0f},"
-        f" drawing {statistics.median(result.paint):4.0f}); CPU ms per change: "
-        + ", ".join(f"{k} {v:.0f}" for k, v in result.processes.items())
+        f" drawing {statistics.median(result.paint):4.0f}; {result.ahead} ahead);"
+        " CPU ms per change: " + ", ".join(f"{k} {v:.0f}" for k, v in result.processes.items())
     )
     if result.missed:
         text += f", {result.missed} missed"

@@ -4,6 +4,7 @@ Each explorer is built once per module (a first render costs a few hundred milli
 its controls are reset to the start values before every test.
 """
 
+import asyncio
 import base64
 import gc
 import html
@@ -446,6 +447,7 @@ def test_dag_lecture_figures_example_b(dag_ex):
     before = png(dag_ex)
     dag_ex.controls["example"].value = "B"
     assert dag_ex.figure is figure and figures_alive() == alive
+    assert dag_ex.gantt_ax.get_xlabel() == "time (slots)"  # B counts in slots, A in units
     assert png(dag_ex) != before
     assert "duration read_spec" not in dag_ex.controls
     assert set(dag_ex.duration_sliders) == set("FSRPEDAYV")
@@ -807,3 +809,88 @@ def test_bench_quick_runs(capsys):
     assert "horizon_explorer" not in out
     assert "ratio" in out
     assert plt.get_fignums() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Pictures made ahead (in the kernel's idle time, one per turn of its event loop)
+# ---------------------------------------------------------------------------------------------
+
+
+def _made_ahead(explorer, change):
+    """Run ``change()`` in an event loop, let the loop make the pictures ahead, return them.
+
+    ``{key: items}`` as the view sends them (the bytes of the items included).
+    """
+    sent = {}
+    original = explorer.view.send_ahead
+
+    def record(key, items, used):
+        sent[key] = items
+        return original(key, items, used)
+
+    async def run():
+        change()
+        while explorer._ahead or explorer._ahead_handle is not None:
+            await asyncio.sleep(0.01)
+
+    explorer.view.send_ahead = record
+    try:
+        asyncio.run(run())
+    finally:
+        del explorer.view.send_ahead
+    return sent
+
+
+def test_pictures_ahead_are_the_pictures_of_their_settings(any_ex):
+    name, control = next(iter(sliders(any_ex).items()))
+    start = control.value
+    moved = start + control.step if start + control.step <= control.max else start - control.step
+    moved = round(moved) if isinstance(start, int) else round(moved, 12)
+    sent = _made_ahead(any_ex, lambda: setattr(control, "value", moved))
+    neighbours = [moved + k * control.step for k in (1, -1, 2, -2)]
+    neighbours = [v for v in neighbours if control.min <= v <= control.max]
+    assert len(sent) == len(neighbours) >= 2
+    numbers, picture = any_ex.values, png(any_ex)
+    for value in neighbours:  # outside a loop nothing is made ahead: these are real updates
+        value = round(value) if isinstance(start, int) else round(value, 12)
+        control.value = value
+        assert sent[any_ex._key()] == any_ex.view.scene, f"{name} = {value}"
+    control.value = moved
+    assert png(any_ex) == picture  # the artists show the controls' setting again
+    assert any_ex.values.keys() == numbers.keys()
+
+
+def test_the_numbers_stay_those_of_the_controls_while_pictures_are_made_ahead(rel_ex):
+    control = rel_ex.controls["n"]
+    _made_ahead(rel_ex, lambda: setattr(control, "value", 20))
+    assert "chain of n = 20" in rel_ex.readout.value
+    assert list(rel_ex.marker.get_xdata()) in ([20, 20], [22, 22], [18, 18])  # artists moved
+    assert _share_of_pixels_unlike_a_full_draw(rel_ex) < SCENE_TOLERANCE  # png() restored
+    assert list(rel_ex.marker.get_xdata()) == [20, 20]
+
+
+def test_a_change_replaces_the_pictures_still_to_make(rel_ex):
+    control = rel_ex.controls["kappa"]
+
+    async def two_changes():
+        control.value = 5
+        first = list(rel_ex._ahead)
+        control.value = 8  # before the loop had a turn to make any
+        return first, list(rel_ex._ahead)
+
+    first, second = asyncio.run(two_changes())
+    assert {v["kappa"] for v in first} == {4, 6, 3, 7}
+    assert {v["kappa"] for v in second} == {9, 7, 10, 6}
+    rel_ex._ahead.clear()
+
+
+def test_the_dag_explorer_makes_the_other_example_and_flipped_boxes_ahead():
+    explorer = DagExplorer(example="A")
+    sent = _made_ahead(explorer, lambda: explorer.update(full=True))
+    for change in ({"example": "B"}, {"spurious_edge": True}):
+        key = explorer._key(change)
+        assert key in sent, change
+        name, value = next(iter(change.items()))
+        explorer.controls[name].value = value
+        assert sent[key] == explorer.view.scene, change
+        explorer.controls[name].value = {"example": "A", "spurious_edge": False}[name]

@@ -16,6 +16,7 @@ pixels), and every explorer, controls and figure, fits in 1280 x 800.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import time
@@ -27,7 +28,15 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._render import CSS_DPI, MAX_RATIO, FigureView, SceneRecorder, Sprites, encode_png
+from ._render import (
+    CSS_DPI,
+    MAX_RATIO,
+    FigureView,
+    SceneRecorder,
+    Sprites,
+    encode_png,
+    setting_key,
+)
 
 __all__: list[str] = []
 
@@ -139,6 +148,20 @@ def rows_html(rows, *, header=None, current=None) -> str:
     return f'{_TABLE_CSS}<table class="decompkit-table">{head}{body}</table>'
 
 
+def _running_loop():
+    """The event loop the kernel runs its handlers in, or None outside a kernel."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+#: Seconds the kernel waits after an update before it makes a picture ahead: a hand that
+#: steps a slider fast is answered first.
+_AHEAD_PAUSE = 0.02
+#: Sliders, whose neighbouring steps pictures are made ahead for.
+_SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
+
 #: Recordings of keyed artists kept per explorer, most recent last: moving a slider back and
 #: forth, or a box whose text comes back, then records nothing again.
 _RECORDINGS = 3000
@@ -193,6 +216,13 @@ class Explorer:
         self._recorder = None
         self._laid_out = False
         self._texts: dict = {}  # readouts to set once the picture is on its way
+        #: Values that a picture made ahead uses instead of the controls' (or None).
+        self._override = None
+        self._moved = None  # the control changed last
+        self._ahead: list = []  # settings whose pictures to make ahead
+        self._ahead_handle = None  # the scheduled call that makes the next one
+        self._made_ahead: set = set()  # their keys, on the current layout
+        self._stale = False  # the artists show a setting made ahead
 
     @staticmethod
     def _row(children, **layout):
@@ -214,10 +244,11 @@ class Explorer:
             control = self.controls[name]
             if hasattr(control, "value"):
                 control.observe(self._on_change, names="value")
-        self.view.controls = [c for c in self.controls.values() if hasattr(c, "value")]
+        self.view.controls = [c for _, c in self._keyed()]
 
     def _on_change(self, change):
         if not self._muted:
+            self._moved = change["owner"]
             self.update()
 
     def _on_screen(self, change):
@@ -243,12 +274,102 @@ class Explorer:
             self._muted = False
 
     def _value(self, name):
-        """The value of control ``name``."""
-        return self.controls[name].value
+        """The value of control ``name`` (a name of :meth:`_keyed`) for the picture being
+        made: one ahead, or the controls' own."""
+        if self._override is not None and name in self._override:
+            return self._override[name]
+        control = self.controls.get(name)
+        return control.value if control is not None else dict(self._keyed())[name].value
 
     def _text(self, widget, value, trait="value"):
-        """Set a readout (or a button state) right after the picture has been sent."""
-        self._texts[(widget, trait)] = value
+        """Set a readout (or a button state) right after the picture has been sent; a
+        picture made ahead changes no readout."""
+        if self._override is None:
+            self._texts[(widget, trait)] = value
+
+    # -- pictures ahead -------------------------------------------------------------------------
+
+    def _keyed(self):
+        """``[(name, control)]`` whose values make the setting a picture shows, in the
+        order of the view's ``controls``."""
+        return [(n, c) for n, c in self.controls.items() if hasattr(c, "value")]
+
+    def _key(self, values=None) -> str:
+        values = values or {}
+        return setting_key([(c, values.get(n, c.value)) for n, c in self._keyed()])
+
+    def _plan_ahead(self, controls, reach):
+        """Queue the settings next to the current one on each of ``controls``: up to
+        ``reach`` steps either side on a slider, a checkbox flipped, another option."""
+        queue = []
+        for name, control in controls:
+            if control.disabled:
+                continue
+            if isinstance(control, _SLIDERS):
+                low, high, step = control.min, control.max, control.step
+                for distance in (1, -1, 2, -2)[: 2 * reach]:
+                    value = control.value + distance * step
+                    if low <= value <= high:
+                        whole = isinstance(control.value, int)
+                        queue.append({name: round(value) if whole else round(value, 12)})
+            elif isinstance(control, widgets.Checkbox):
+                queue.append({name: not control.value})
+            elif isinstance(control, widgets.ToggleButtons):
+                for option in control.options:
+                    value = option[1] if isinstance(option, tuple) else option
+                    if value != control.value:
+                        queue.append({name: value})
+        self._ahead = queue
+        if self._ahead_handle is not None:
+            self._ahead_handle.cancel()
+            self._ahead_handle = None
+        self._next_ahead()
+
+    def _next_ahead(self):
+        loop = _running_loop()
+        if loop is not None and self._ahead and self._ahead_handle is None:
+            self._ahead_handle = loop.call_later(_AHEAD_PAUSE, self._one_ahead)
+
+    def _one_ahead(self):
+        """Make one picture of the queue and send it to the view; then the next, later.
+
+        One per turn of the kernel's event loop: a control change that arrives meanwhile
+        is served before the next one, and it empties the queue.
+        """
+        self._ahead_handle = None
+        while self._ahead:
+            values = self._ahead.pop(0)
+            key = self._key(values)
+            if key in self._made_ahead:
+                continue
+            values_now = getattr(self, "values", None)
+            self._override, self._stale = values, True
+            try:
+                with projector_fonts():
+                    self._refresh()
+                    items, used = self._record()
+            except ValueError:
+                continue
+            finally:
+                self._override = None
+                self.values = values_now
+            self.view.send_ahead(key, items, used)
+            self._made_ahead.add(key)
+            break
+        self._next_ahead()
+
+    def _forget_ahead(self):
+        """The pictures made ahead no longer hold (say, a simulation was added to them)."""
+        self._made_ahead.clear()
+        self.view.epoch += 1
+
+    def _restore(self):
+        """Bring the artists back to the controls' setting after pictures made ahead."""
+        if self._stale:
+            with projector_fonts():
+                self._refresh()
+            self._texts.clear()
+            self._stale = False
 
     # -- the scene ------------------------------------------------------------------------------
 
@@ -328,6 +449,10 @@ class Explorer:
             message is then shown in :attr:`status` and the picture keeps the last good state.
         """
         self._started = (time.perf_counter(), time.process_time())
+        if self._ahead_handle is not None:
+            self._ahead_handle.cancel()
+            self._ahead_handle = None
+        self._stale = False
         background = None
         try:
             with projector_fonts():
@@ -344,10 +469,17 @@ class Explorer:
         texts, self._texts = self._texts, {}
         for (widget, trait), value in texts.items():
             setattr(widget, trait, value)
+        shown = [(n, c) for n, c in self._keyed() if n in self.controls]
+        if background is not None:  # a new layout: next to the setting on every control
+            self._made_ahead.clear()
+            self._plan_ahead(shown, reach=1)
+        else:  # two steps either side on the control moved last
+            self._plan_ahead([(n, c) for n, c in shown if c is self._moved], reach=2)
         return True
 
     def render(self):
         """Send the scene of the current state of the artists to :attr:`view`."""
+        self._restore()
         with projector_fonts():
             background = None if self._laid_out else self._lay_out()
         self._send(background)
@@ -358,11 +490,14 @@ class Explorer:
         ratio = self.figure.dpi / CSS_DPI
         size = (self.figure.bbox.width / ratio, self.figure.bbox.height / ratio)
         started, self._started = getattr(self, "_started", None), None
-        self.view.show(items, used, size, background=background, started=started)
+        self.view.show(
+            items, used, size, background=background, started=started, setting=self._key()
+        )
         self.renders += 1
 
     def png(self) -> bytes:
         """The picture of the current state, drawn whole, as PNG bytes (opaque RGB)."""
+        self._restore()
         with projector_fonts():
             if not self._laid_out:
                 self.update()

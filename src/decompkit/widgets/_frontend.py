@@ -19,6 +19,22 @@ function bytesOf(b) {
 const floatsOf = (b) => new Float32Array(bytesOf(b).slice().buffer);
 const decode = (b) => createImageBitmap(new Blob([bytesOf(b)], { type: "image/png" }));
 
+// The key of a setting, as setting_key() writes it in the kernel.
+function keyOf(controls) {
+  return controls
+    .map((c) => {
+      if (c.get("index") !== undefined) return String(c.get("index")); // a choice
+      const v = c.get("value");
+      if (typeof v === "boolean") return v ? "1" : "0";
+      const step = c.get("step");
+      if (typeof v === "number" && typeof step === "number" && step > 0) {
+        return String(Math.round((v - c.get("min")) / step));
+      }
+      return String(v);
+    })
+    .join("|");
+}
+
 // A Path2D from float32 vertices and matplotlib's path codes (1 move, 2 line, 3 quadratic,
 // 4 cubic, 79 close); without codes, a polyline. A NaN vertex lifts the pen.
 function pathOf(item) {
@@ -123,40 +139,54 @@ export default {
     let background = { layout: -1, bitmap: null };
     let token = 0;
     let changed = null; // when a control's value last changed in this page
+    let shown = null; // the setting on the canvas
+    // Pictures by setting: sent ahead by the kernel, or its answers, most recent last.
+    const pictures = new Map();
+    const remember = (key, scene) => {
+      pictures.delete(key);
+      pictures.set(key, { layout: model.get("layout"), epoch: model.get("epoch"), scene });
+      if (pictures.size > %(pictures)d) pictures.delete(pictures.keys().next().value);
+    };
+    // A setting's picture on the current background and epoch.
+    const which = (key) => `${model.get("layout")}:${model.get("epoch")}:${key}`;
+    const picture = (key) => {
+      const entry = pictures.get(key);
+      const fresh = entry && entry.layout === model.get("layout");
+      return fresh && entry.epoch === model.get("epoch") ? entry.scene : null;
+    };
 
-    async function draw() {
+    // Paint a scene over the background; false when a bitmap it needs is not here.
+    async function draw(scene, key, seq) {
       const frame = model.get("frame");
-      if (!frame || !frame.byteLength) return;
-      const mine = ++token;
-      const received = performance.now();
-      const layout = model.get("layout");
-      if (background.layout !== layout) background = { layout, bitmap: decode(frame) };
-      const scene = model.get("scene") || [];
-      const sprites = model.get("sprites") || {};
+      if (!frame || !frame.byteLength) return false;
       const ids = new Set();
       for (const item of scene) {
         if (item.id) ids.add(item.id);
         if (item.hatch) ids.add(item.hatch);
       }
-      for (const id of ids) {
-        if (!bitmaps.has(id) && sprites[id]) bitmaps.set(id, decode(sprites[id]));
-      }
-      const ready = new Map();
-      const pending = [...ids].filter((id) => bitmaps.has(id));
+      if ([...ids].some((id) => !bitmaps.has(id))) return false;
+      const mine = ++token;
+      shown = which(key);
+      const received = performance.now();
+      const layout = model.get("layout");
+      if (background.layout !== layout) background = { layout, bitmap: decode(frame) };
+      const order = [...ids];
       const [back, ...done] = await Promise.all([
         background.bitmap,
-        ...pending.map((id) => bitmaps.get(id)),
+        ...order.map((id) => bitmaps.get(id)),
       ]);
-      pending.forEach((id, i) => ready.set(id, done[i]));
-      if (mine !== token) return; // a newer picture came meanwhile
+      if (mine !== token) return true; // a newer picture came meanwhile
+      const ready = new Map(order.map((id, i) => [id, done[i]]));
       if (canvas.width !== back.width || canvas.height !== back.height) {
         canvas.width = back.width;
         canvas.height = back.height;
+        canvas.style.aspectRatio = `${back.width} / ${back.height}`;
       }
-      canvas.style.width = model.get("css_width") + "px";
-      canvas.style.height = "auto";
-      canvas.style.aspectRatio = `${back.width} / ${back.height}`;
-      canvas.setAttribute("aria-label", model.get("alt"));
+      const width = model.get("css_width") + "px";
+      if (canvas.style.width !== width) canvas.style.width = width;
+      if (canvas.getAttribute("aria-label") !== model.get("alt")) {
+        canvas.setAttribute("aria-label", model.get("alt"));
+      }
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.drawImage(back, 0, 0);
       paint(ctx, scene, ready);
@@ -166,8 +196,7 @@ export default {
           if (!ids.has(id)) bitmaps.delete(id);
         }
       }
-      const seq = model.get("seq");
-      el.dataset.seq = String(seq);
+      if (!el.dataset.seq) el.dataset.seq = String(seq);
       el.dispatchEvent(
         new CustomEvent("decompkit-frame", {
           bubbles: true,
@@ -176,12 +205,54 @@ export default {
           },
         })
       );
+      return true;
     }
 
-    const onMessage = (msg) => {
-      if (msg && msg.type === "pong") {
+    const adopt = (sprites) => {
+      for (const [id, bytes] of Object.entries(sprites || {})) {
+        if (!bitmaps.has(id)) bitmaps.set(id, decode(bytes));
+      }
+    };
+    let controls = [];
+    const current = () => keyOf(controls);
+
+    // A picture from the kernel: draw it, unless the controls have moved on to a setting
+    // whose picture is here already (a late answer must not step the figure back).
+    function fromKernel() {
+      adopt(model.get("sprites"));
+      const setting = model.get("setting");
+      const scene = model.get("scene") || [];
+      remember(setting, scene);
+      el.dataset.answered = String(model.get("seq")); // the kernel's latest answer is here
+      // Judge lateness only against an up-to-date list of controls (an explorer may swap
+      // its sliders, say for another example).
+      const settled = watched === model.get("controls");
+      const now = current();
+      if (settled && setting !== now && picture(now)) return fromControls();
+      if (which(setting) !== shown) draw(scene, setting, model.get("seq"));
+    }
+
+    // A control moved in this page: draw its picture at once if the kernel sent it ahead.
+    function fromControls() {
+      changed = performance.now();
+      const now = current();
+      const scene = picture(now);
+      if (scene && which(now) !== shown) draw(scene, now, -1);
+    }
+
+    const onMessage = (msg, buffers) => {
+      if (!msg) return;
+      if (msg.type === "pong") {
         clearTimeout(timer);
         note.style.display = "none";
+      } else if (msg.type === "ahead" && msg.layout === model.get("layout")) {
+        const unpack = (v) => (v && typeof v === "object" && "b" in v ? buffers[v.b] : v);
+        const scene = msg.scene.map((item) =>
+          Object.fromEntries(Object.entries(item).map(([k, v]) => [k, unpack(v)]))
+        );
+        adopt(Object.fromEntries(Object.entries(msg.sprites).map(([k, v]) => [k, unpack(v)])));
+        if (msg.epoch === model.get("epoch")) remember(msg.key, scene);
+        if (msg.key === current()) fromControls();
       }
     };
 
@@ -215,7 +286,7 @@ export default {
     } catch (err) {
       note.style.display = "block";
     }
-    model.on("change:seq", draw);
+    model.on("change:seq", fromKernel);
 
     const manager = model.widget_manager;
     const resolve = (ref) =>
@@ -229,12 +300,15 @@ export default {
         return []; // a saved view without its controls: the picture only
       }
     };
-    const stamp = () => (changed = performance.now());
-    let controls = [];
+    let watched = null; // the list of controls that `controls` was resolved from
     const watch = async () => {
-      controls.forEach((c) => c.off("change:value", stamp));
-      controls = await models("controls");
-      controls.forEach((c) => c.on("change:value", stamp));
+      const refs = model.get("controls");
+      const resolved = await models("controls");
+      if (refs !== model.get("controls")) return; // a newer list came meanwhile
+      controls.forEach((c) => c.off("change:value change:index", fromControls));
+      controls = resolved;
+      watched = refs;
+      controls.forEach((c) => c.on("change:value change:index", fromControls));
     };
     await watch();
     model.on("change:controls", watch);
@@ -294,16 +368,16 @@ export default {
       explorer.addEventListener("click", onClick, true);
     };
     attach();
-    draw();
+    fromKernel();
     report();
     return () => {
       clearTimeout(timer);
       clearTimeout(resizeTimer);
       observer.disconnect();
       media.removeEventListener("change", report);
-      model.off("change:seq", draw);
+      model.off("change:seq", fromKernel);
       model.off("change:controls", watch);
-      controls.forEach((c) => c.off("change:value", stamp));
+      controls.forEach((c) => c.off("change:value", fromControls));
       model.off("msg:custom", onMessage);
       if (explorer) explorer.removeEventListener("click", onClick, true);
       window.removeEventListener("keydown", onKey, true);

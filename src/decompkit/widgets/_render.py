@@ -229,6 +229,10 @@ class SceneRecorder(RendererBase):
         # Agg places glyphs to 1/64 pixel: a bitmap is kept per string and phase.
         xi, yi = math.floor(x), math.floor(y)
         fx, fy = round(64 * (x - xi)), round(64 * (y - yi))
+        if fx == 64:  # a hair below a whole pixel is the whole pixel
+            xi, fx = xi + 1, 0
+        if fy == 64:
+            yi, fy = yi + 1, 0
         look = (
             "text",
             fx,
@@ -415,10 +419,43 @@ class SceneRecorder(RendererBase):
         return self.items, self.used
 
 
+def setting_key(pairs) -> str:
+    """The key of a setting, ``[(control, value), ...]``, as the view's script writes it.
+
+    A slider's value counts as its step number from the minimum, so the kernel's and the
+    browser's floating-point values give one key; a checkbox is 1 or 0; a choice among
+    options (toggle buttons: the browser knows only the index) is its index; anything else
+    its text.
+
+    Examples
+    --------
+    >>> import ipywidgets as w
+    >>> setting_key([(w.FloatSlider(min=0.5, step=0.01), 0.53), (w.Checkbox(), True)])
+    '3|1'
+    >>> setting_key([(w.ToggleButtons(options=["A", "B"], value="B"), "B")])
+    '1'
+    """
+    parts = []
+    for control, value in pairs:
+        step = getattr(control, "step", None)
+        if hasattr(control, "index") and hasattr(control, "options"):
+            values = [o[1] if isinstance(o, tuple) else o for o in control.options]
+            parts.append(str(values.index(value)))
+        elif isinstance(value, bool):
+            parts.append("1" if value else "0")
+        elif isinstance(value, (int, float)) and isinstance(step, (int, float)) and step > 0:
+            parts.append(str(round((value - control.min) / step)))
+        else:
+            parts.append(str(value))
+    return "|".join(parts)
+
+
 #: How long the browser waits for the kernel's answer before it says the picture is saved.
 _PING_TIMEOUT_MS = 4000
 #: Decoded bitmaps the browser keeps, most recent last.
 _BROWSER_BITMAPS = 3000
+#: Pictures by setting (sent ahead, or answers) the browser keeps, most recent last.
+_BROWSER_PICTURES = 400
 
 
 class FigureView(anywidget.AnyWidget):
@@ -441,8 +478,15 @@ class FigureView(anywidget.AnyWidget):
     screen : list
         ``[width, ratio]`` reported by the browser: the CSS width the figure may take and
         ``devicePixelRatio`` (at most 2).
+    setting : str
+        Key of the controls' setting the picture shows (see :func:`setting_key`).
+    epoch : int
+        Counts changes of what the pictures of a setting show (say, a simulation added):
+        pictures sent ahead before one no longer hold.
     controls : list of ipywidgets.Widget
-        The explorer's controls: the view steps its sliders on arrow keys (Notebook 7).
+        The explorer's controls, in the order of the setting's key: the view draws a
+        picture sent ahead as soon as they reach its setting, and steps the sliders on
+        arrow keys (Notebook 7).
     stepper : list
         ``[slider, back_button, forward_button]`` of a stepper whose buttons the view handles
         itself (one slider step, at once), or empty.
@@ -457,6 +501,7 @@ class FigureView(anywidget.AnyWidget):
         "max_ratio": MAX_RATIO,
         "timeout_ms": _PING_TIMEOUT_MS,
         "bitmaps": _BROWSER_BITMAPS,
+        "pictures": _BROWSER_PICTURES,
     }
     frame = traitlets.Bytes(b"").tag(sync=True)
     layout = traitlets.Int(0).tag(sync=True)
@@ -466,6 +511,8 @@ class FigureView(anywidget.AnyWidget):
     css_width = traitlets.Int(0).tag(sync=True)
     css_height = traitlets.Int(0).tag(sync=True)
     screen = traitlets.List([0, 1.0]).tag(sync=True)
+    setting = traitlets.Unicode("").tag(sync=True)
+    epoch = traitlets.Int(0).tag(sync=True)
     kernel_ms = traitlets.List([0.0, 0.0]).tag(sync=True)
     controls = traitlets.List().tag(sync=True, **widget_serialization)
     stepper = traitlets.List().tag(sync=True, **widget_serialization)
@@ -475,13 +522,41 @@ class FigureView(anywidget.AnyWidget):
         super().__init__(**kwargs)
         #: Bytes of the scene and of the bitmaps new to the browser in the last update.
         self.last_bytes = 0
+        self._shipped: set = set()  # ids of the bitmaps the browser has
         self.on_msg(self._answer)
 
     def _answer(self, _widget, content, _buffers):
         if isinstance(content, dict) and content.get("type") == "ping":
+            self._shipped = set(self.sprites)  # a new view: it has what the state holds
             self.send({"type": "pong"})
 
-    def show(self, items, used, css_size, *, background=None, started=None):
+    def send_ahead(self, key, items, used):
+        """Send the picture of setting ``key`` ahead, with the bitmaps the browser lacks.
+
+        Bytes travel as message buffers; in the message they are ``{"b": index}``.
+        """
+        buffers = []
+
+        def pack(value):
+            if isinstance(value, bytes):
+                buffers.append(value)
+                return {"b": len(buffers) - 1}
+            return value
+
+        scene = [{k: pack(v) for k, v in item.items()} for item in items]
+        new = {sid: pack(png) for sid, png in used.items() if sid not in self._shipped}
+        self._shipped.update(used)
+        message = {
+            "type": "ahead",
+            "key": key,
+            "layout": self.layout,
+            "epoch": self.epoch,
+            "scene": scene,
+            "sprites": new,
+        }
+        self.send(message, buffers)
+
+    def show(self, items, used, css_size, *, background=None, started=None, setting=""):
         """Send a picture: the scene ``items`` with the bitmaps ``used``, and a new background.
 
         The bitmaps go out again only when the set the scene names changes.
@@ -493,9 +568,11 @@ class FigureView(anywidget.AnyWidget):
                 self.layout += 1
                 sent += len(background)
             if set(used) != set(self.sprites):
-                sent += sum(len(png) for sid, png in used.items() if sid not in self.sprites)
+                sent += sum(len(png) for png in used.values())
                 self.sprites = dict(used)
+                self._shipped.update(used)
             self.scene = items
+            self.setting = setting
             self.css_width, self.css_height = (round(v) for v in css_size)
             if started is not None:
                 wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]

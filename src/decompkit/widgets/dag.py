@@ -60,6 +60,24 @@ def _worked_examples(source):
     return found
 
 
+def _on_whole_pixels(label, renderer):
+    """Move a one-line label by less than a pixel so that its text starts on a whole pixel.
+
+    A bar's label moves with every schedule; Agg draws text to a 64th of a pixel, so each
+    new place would be a new bitmap to render. On whole pixels one bitmap per string serves
+    every place, in the scene and in a full draw alike.
+    """
+    if not label.get_visible():
+        return
+    box = label.get_window_extent(renderer)
+    ax = label.axes
+    to_data = ax.transData.inverted()
+    x, y = label.get_position()
+    px, py = ax.transData.transform((x, y))
+    shift = (round(box.x0) - box.x0, round(box.y0) - box.y0)
+    label.set_position(to_data.transform((px + shift[0], py + shift[1])))
+
+
 def _box_sizes(boxes, renderer) -> dict:
     """``{node: (width, height)}`` of each task's box in pixels, to a tenth of a pixel."""
     sizes = {}
@@ -141,6 +159,7 @@ class DagExplorer(Explorer):
         )
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
+        self._sliders: dict = {}  # every example's duration sliders, by example
         with projector_fonts():
             self._draw()
         c = self.controls
@@ -172,33 +191,51 @@ class DagExplorer(Explorer):
 
     # -- controls -------------------------------------------------------------------------------
 
+    def _sliders_of(self, key):
+        """The duration sliders of example ``key``, made on first use and kept: switching
+        back and forth makes no new widgets and keeps each example's numbers."""
+        if key not in self._sliders:
+            example = self.examples[key]
+            high = duration_range(example.durations)
+            self._sliders[key] = {
+                node: int_slider(
+                    f"duration of {node}",
+                    duration,
+                    0,
+                    high,
+                    str(example.labels.get(node, node)),
+                    f"duration of {node} ({example.labels.get(node, node)}) in {example.unit}",
+                    style=_DURATION_STYLE,
+                )
+                for node, duration in example.durations.items()
+            }
+            for slider in self._sliders[key].values():
+                slider.observe(self._on_change, names="value")
+        return self._sliders[key]
+
+    def _keyed(self):
+        # Every example's sliders, in one fixed order: the view's key of a setting then
+        # reads the example's picture as soon as the buttons switch, before the kernel.
+        # Those of the example shown are named as in ``controls``.
+        shown = self.controls["example"].value
+        fixed = [(n, c) for n, c in super()._keyed() if not n.startswith("duration ")]
+        sliders = [
+            (f"duration {node}" if key == shown else f"{key} {node}", slider)
+            for key in EXAMPLES
+            for node, slider in self._sliders_of(key).items()
+        ]
+        return fixed + sliders
+
     def _load_example(self):
-        """Build one duration slider per task of the chosen example, named like its box."""
+        """Show the duration sliders of the chosen example, one per task, named like its box."""
         key = self.controls["example"].value
         self.example = self.examples[key]
-        for node, slider in self.duration_sliders.items():
-            slider.unobserve(self._on_change, names="value")
-            slider.close()
+        for node in self.duration_sliders:
             del self.controls[f"duration {node}"]
-        high = duration_range(self.example.durations)
-        self.duration_sliders = {
-            node: int_slider(
-                f"duration of {node}",
-                duration,
-                0,
-                high,
-                str(self.example.labels.get(node, node)),
-                f"duration of {node} ({self.example.labels.get(node, node)}) in "
-                f"{self.example.unit}",
-                style=_DURATION_STYLE,
-            )
-            for node, duration in self.example.durations.items()
-        }
+        self.duration_sliders = dict(self._sliders_of(key))
         for node, slider in self.duration_sliders.items():
-            slider.observe(self._on_change, names="value")
             self.controls[f"duration {node}"] = slider
         self.duration_box.children = tuple(self.duration_sliders.values())
-        self.view.controls = [c for c in self.controls.values() if hasattr(c, "value")]
         c = self.controls
         c["spurious_edge"].disabled = self.example.spurious_edge is None
         c["coordination"].disabled = not (self.example.coordination and self.example.fan_out)
@@ -227,15 +264,15 @@ class DagExplorer(Explorer):
         #: Per task its bar, label and tick (for a task of length 0), restyled in place.
         self.tasks: dict = {}
         self._makespan_line = self.gantt_ax.axvline(0, color=GREY, linestyle="--", lw=1)
-        self._workers = None  # the worker count the Gantt chart's rows are drawn for
+        self._workers = None  # (workers, unit) the Gantt chart's rows and label are drawn for
 
-    def _draw_dag(self, graph, durations, labels):
+    def _draw_dag(self, graph, durations, labels, unit):
         """Draw the graph anew (its structure changed) and find the artists to restyle."""
         ax = self.dag_ax
         for artist in list(ax.texts):  # the task boxes and the arrows between them
             artist.remove()
         with projector_fonts():
-            plot_dag(graph, durations, ax=ax, labels=labels, unit=self.example.unit)
+            plot_dag(graph, durations, ax=ax, labels=labels, unit=unit)
         boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
         arrows = [t for t in ax.texts if isinstance(t, Annotation)]
         # plot_dag writes each task's label on the first line of its box.
@@ -260,16 +297,16 @@ class DagExplorer(Explorer):
         for edge, arrow in self.edge_arrows.items():
             arrow.arrow_patch.set(**(CRITICAL_ARROW if edge in path_edges else NORMAL_ARROW))
 
-    def _draw_gantt(self, schedule, cp, labels):
+    def _draw_gantt(self, schedule, cp, labels, unit):
         """Move and restyle the Gantt chart's bars, labels, makespan line and title."""
         ax = self.gantt_ax
         if set(self.tasks) != set(schedule.start):  # another example, or the coordination
             for artist in (a for task in self.tasks.values() for a in task):
                 artist.remove()
             self.tasks = {node: task_artists(ax) for node in schedule.start}
-        if schedule.workers != self._workers:
-            gantt_frame(ax, schedule, self.example.unit)
-            self._workers = schedule.workers
+        if (schedule.workers, unit) != self._workers:
+            gantt_frame(ax, schedule, unit)
+            self._workers = (schedule.workers, unit)
         # A steady time axis while a slider moves: the bars move, not the scale. It changes
         # only when the makespan leaves the range or fills less than half of it.
         low, high = 0.5 * self._time_axis, self._time_axis
@@ -277,8 +314,10 @@ class DagExplorer(Explorer):
             self._time_axis = math.ceil(1.25 * max(schedule.makespan, 1))
             ax.set_xlim(0, self._time_axis)
         on_path = set(cp.path)
+        renderer = self.figure.canvas.get_renderer()
         for node, task in self.tasks.items():
             place_task(task, schedule, node, on_path, labels, self._time_axis)
+            _on_whole_pixels(task[1], renderer)
         self._makespan_line.set_xdata([schedule.makespan] * 2)
 
     def _declare_scene(self, structure, schedule, on_path):
@@ -290,7 +329,7 @@ class DagExplorer(Explorer):
         the schedule and the scale.
         """
         gantt = self.gantt_ax
-        scale = (schedule.workers, gantt.get_xlim())
+        scale = (self._workers, gantt.get_xlim())
         keys = {self.dag_ax: ("dag", structure), gantt: ("gantt", scale)}
         sizes = _box_sizes(self.node_boxes, self.figure.canvas.get_renderer())
         for node, box in self.node_boxes.items():
@@ -324,11 +363,13 @@ class DagExplorer(Explorer):
             keys[spine] = ("spine", id(spine), scale)
         self._scene_keys.update(keys)
 
-    def _plan(self):
-        """Graph, durations and resources of the current setting."""
-        ex = self.example
+    def _plan(self, key):
+        """Graph, durations and resources of the setting, for example ``key``."""
+        ex = self.examples[key]
+        shown = self.controls["example"].value
         graph = {node: list(preds) for node, preds in ex.graph.items()}
-        durations = {node: self._value(f"duration {node}") for node in self.duration_sliders}
+        names = {node: f"duration {node}" if key == shown else f"{key} {node}" for node in ex.graph}
+        durations = {node: self._value(names[node]) for node in self._sliders_of(key)}
         if self._value("spurious_edge") and ex.spurious_edge is not None:
             graph = ex.with_edge(*ex.spurious_edge)
         if self._value("coordination") and ex.coordination:
@@ -338,19 +379,20 @@ class DagExplorer(Explorer):
         return graph, durations, resources
 
     def _refresh(self):
-        graph, durations, resources = self._plan()
+        key = self._value("example")  # the example shown, or the other one made ahead
+        ex = self.examples[key]
+        graph, durations, resources = self._plan(key)
         workers = self._value("workers")
         cp = dag.critical_path(graph, durations)
         schedule = dag.list_schedule(graph, durations, workers, resources=resources)
-        ex = self.example
         labels = {examples.COORDINATE: "coordination", **ex.labels}
         structure = (ex.name, tuple((node, tuple(preds)) for node, preds in graph.items()))
         if structure != self._structure:
-            self._draw_dag(graph, durations, labels)
+            self._draw_dag(graph, durations, labels, ex.unit)
             self._structure = structure
         else:
             self._restyle_dag(graph, durations, cp, labels)
-        self._draw_gantt(schedule, cp, labels)
+        self._draw_gantt(schedule, cp, labels, ex.unit)
         # Short titles that change with the path and the makespans only: the totals and the
         # share of busy time are in the readout right under the figure.
         unit = ex.unit

@@ -319,6 +319,8 @@ class HorizonExplorer(Explorer):
             f"{inside}/{len(self.mc_qs)} intervals hold the exact value"
         )
         self.status.value = ""
+        self._forget_ahead()  # the pictures of other q now show the points too
+        self._restore()
         self._show_monte_carlo()
         self.render()
 
