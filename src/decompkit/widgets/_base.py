@@ -298,15 +298,17 @@ class Explorer:
         values = values or {}
         return setting_key([(c, values.get(n, c.value)) for n, c in self._keyed()])
 
-    def _plan_ahead(self, controls, reach):
-        """Queue the settings next to the current one on each of ``controls``: up to
-        ``reach`` steps either side on a slider, a checkbox flipped, another option."""
+    def _plan_ahead(self, controls, moved=None):
+        """Queue the settings next to the current one: two steps either side on the control
+        ``moved`` first, then one step on every other control (a checkbox flipped, another
+        option of a choice)."""
         queue = []
-        for name, control in controls:
+        for name, control in sorted(controls, key=lambda item: item[1] is not moved):
             if control.disabled:
                 continue
             if isinstance(control, _SLIDERS):
                 low, high, step = control.min, control.max, control.step
+                reach = 2 if control is moved else 1
                 for distance in (1, -1, 2, -2)[: 2 * reach]:
                     value = control.value + distance * step
                     if low <= value <= high:
@@ -469,12 +471,9 @@ class Explorer:
         texts, self._texts = self._texts, {}
         for (widget, trait), value in texts.items():
             setattr(widget, trait, value)
-        shown = [(n, c) for n, c in self._keyed() if n in self.controls]
-        if background is not None:  # a new layout: next to the setting on every control
+        if background is not None:  # a new layout: the pictures made so far no longer fit
             self._made_ahead.clear()
-            self._plan_ahead(shown, reach=1)
-        else:  # two steps either side on the control moved last
-            self._plan_ahead([(n, c) for n, c in shown if c is self._moved], reach=2)
+        self._plan_ahead([(n, c) for n, c in self._keyed() if n in self.controls], self._moved)
         return True
 
     def render(self):
