@@ -832,8 +832,8 @@ def _made_ahead(explorer, change, planned=None):
     async def run():
         change()
         if planned is not None:
-            planned.extend(explorer._ahead)
-        while explorer._ahead or explorer._ahead_handle is not None:
+            planned.extend(explorer._ahead + explorer._ahead_rest)
+        while explorer._ahead or explorer._ahead_rest or explorer._ahead_handle is not None:
             await asyncio.sleep(0.01)
 
     explorer.view.send_ahead = record
@@ -884,13 +884,14 @@ def test_a_change_replaces_the_pictures_still_to_make(rel_ex):
         control.value = 5
         first = list(rel_ex._ahead)
         control.value = 8  # before the loop had a turn to make any
-        return first, list(rel_ex._ahead)
+        return first, list(rel_ex._ahead), list(rel_ex._ahead_rest)
 
-    first, second = asyncio.run(two_changes())
-    assert [v["kappa"] for v in first[:4]] == [6, 4, 7, 3]
-    assert [v["kappa"] for v in second[:4]] == [9, 7, 10, 6]
-    assert not any("kappa" in v for v in second[4:])  # then the other sliders, a step each
+    first, second, rest = asyncio.run(two_changes())
+    assert [v["kappa"] for v in first] == [6, 4, 7, 3]
+    assert [v["kappa"] for v in second] == [9, 7, 10, 6]
+    assert {name for v in rest for name in v} == {"p", "n", "d", "phi"}  # a step each, later
     rel_ex._ahead.clear()
+    rel_ex._ahead_rest.clear()
 
 
 def test_the_dag_explorer_makes_the_other_example_and_flipped_boxes_ahead():

@@ -156,9 +156,11 @@ def _running_loop():
         return None
 
 
-#: Seconds the kernel waits after an update before it makes a picture ahead: a hand that
-#: steps a slider fast is answered first.
+#: Seconds the kernel waits after an update before it makes a picture ahead for the control
+#: moved last, and for the others: a hand that steps or drags is answered first, and the
+#: other controls' pictures wait until it rests.
 _AHEAD_PAUSE = 0.02
+_AHEAD_REST = 0.25
 #: Sliders, whose neighbouring steps pictures are made ahead for.
 _SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 
@@ -219,7 +221,8 @@ class Explorer:
         #: Values that a picture made ahead uses instead of the controls' (or None).
         self._override = None
         self._moved = None  # the control changed last
-        self._ahead: list = []  # settings whose pictures to make ahead
+        self._ahead: list = []  # settings whose pictures to make ahead, next first
+        self._ahead_rest: list = []  # and those once the hand has rested
         self._ahead_handle = None  # the scheduled call that makes the next one
         self._made_ahead: set = set()  # their keys, on the current layout
         self._stale = False  # the artists show a setting made ahead
@@ -298,30 +301,36 @@ class Explorer:
         values = values or {}
         return setting_key([(c, values.get(n, c.value)) for n, c in self._keyed()])
 
+    @staticmethod
+    def _next_to(name, control, reach):
+        """Settings next to the current one on ``control``: up to ``reach`` steps either side
+        on a slider, the checkbox flipped, or another option of a choice."""
+        if control.disabled:
+            return []
+        if isinstance(control, _SLIDERS):
+            whole = isinstance(control.value, int)
+            values = (control.value + d * control.step for d in (1, -1, 2, -2)[: 2 * reach])
+            return [
+                {name: round(v) if whole else round(v, 12)}
+                for v in values
+                if control.min <= v <= control.max
+            ]
+        if isinstance(control, widgets.Checkbox):
+            return [{name: not control.value}]
+        if isinstance(control, widgets.ToggleButtons):
+            values = (o[1] if isinstance(o, tuple) else o for o in control.options)
+            return [{name: v} for v in values if v != control.value]
+        return []
+
     def _plan_ahead(self, controls, moved=None):
-        """Queue the settings next to the current one: two steps either side on the control
-        ``moved`` first, then one step on every other control (a checkbox flipped, another
-        option of a choice)."""
-        queue = []
-        for name, control in sorted(controls, key=lambda item: item[1] is not moved):
-            if control.disabled:
-                continue
-            if isinstance(control, _SLIDERS):
-                low, high, step = control.min, control.max, control.step
-                reach = 2 if control is moved else 1
-                for distance in (1, -1, 2, -2)[: 2 * reach]:
-                    value = control.value + distance * step
-                    if low <= value <= high:
-                        whole = isinstance(control.value, int)
-                        queue.append({name: round(value) if whole else round(value, 12)})
-            elif isinstance(control, widgets.Checkbox):
-                queue.append({name: not control.value})
-            elif isinstance(control, widgets.ToggleButtons):
-                for option in control.options:
-                    value = option[1] if isinstance(option, tuple) else option
-                    if value != control.value:
-                        queue.append({name: value})
-        self._ahead = queue
+        """Queue two steps either side on the control ``moved``, made at once, and one step
+        on every other control, made once the hand has rested a moment."""
+        self._ahead, self._ahead_rest = [], []
+        for name, control in controls:
+            if control is moved:
+                self._ahead += self._next_to(name, control, reach=2)
+            else:
+                self._ahead_rest += self._next_to(name, control, reach=1)
         if self._ahead_handle is not None:
             self._ahead_handle.cancel()
             self._ahead_handle = None
@@ -329,8 +338,13 @@ class Explorer:
 
     def _next_ahead(self):
         loop = _running_loop()
-        if loop is not None and self._ahead and self._ahead_handle is None:
+        if loop is None or self._ahead_handle is not None:
+            return
+        if self._ahead:
             self._ahead_handle = loop.call_later(_AHEAD_PAUSE, self._one_ahead)
+        elif self._ahead_rest:
+            self._ahead, self._ahead_rest = self._ahead_rest, []
+            self._ahead_handle = loop.call_later(_AHEAD_REST, self._one_ahead)
 
     def _one_ahead(self):
         """Make one picture of the queue and send it to the view; then the next, later.
