@@ -6,14 +6,24 @@ Run from the repository root (needs /usr/bin/chromium: ``bash .ci/install-browse
     python bench/bench_browser.py --quick     # 5 changes per control, a smoke run
     python bench/bench_browser.py --ui lab --changes 40 --screenshots /tmp/shots
 
+    python bench/bench_browser.py --no-ahead  # no pictures made ahead: the round trip alone
+
 What is measured. A throw-away Jupyter server serves a notebook with one explorer per cell;
 headless Chromium (1280 x 800 CSS pixels, device pixel ratio 1: a projector) opens it in
 JupyterLab, then in Notebook 7, and runs it. For every control, one change at a time: a
 capture-phase listener stamps ``performance.now()`` at the first input event (key press,
-pointer down), the explorer's view stamps the moment the new picture is decoded and drawn
-(its ``decompkit-frame`` event), and the next change waits for that picture. Sliders move by
-arrow keys from their focused handle (the way a lecturer steps through values), one step per
-press, bouncing at the ends; checkboxes, buttons and the example switch are clicked.
+pointer down) and the explorer's view stamps the moment the new picture is drawn on its
+canvas (its ``decompkit-frame`` event). The next change comes at a lecturer's pace: once the
+kernel's own answer has arrived too, and ``PACE_MS`` later. Sliders move by arrow keys from
+their focused handle, one step per press, bouncing at the ends; checkboxes, buttons and the
+example switch are clicked. Before the first change of a control the script waits
+``SWITCH_MS``, the time a hand takes to move to another control.
+
+Per control the script prints where the time went (medians, ms): until the control's model
+changed in the page, the kernel's own time for the update (wall and CPU), until the
+kernel's picture reached the page, and drawing; how many of the changes found a picture the
+kernel had made ahead; and the CPU time per change of the kernel, the Jupyter server and
+Chromium (from /proc: what holds on a shared machine).
 
 A drag: the mouse holds a slider's handle and sweeps it across the track for about two
 seconds (one move per 16 ms, as a hand gives them); frames per second counts the pictures
@@ -47,6 +57,9 @@ NOTEBOOK = "bench_explorers.ipynb"
 #: Code of the notebook's cells; each explorer cell's output is found by its order.
 SETUP = """\
 from decompkit import examples, scheduler, widgets
+from decompkit.widgets import _base
+
+_base.MAKE_AHEAD = {ahead}
 
 a = examples.coding_task()
 repaired = scheduler.run_with_repair(
@@ -186,8 +199,10 @@ class Result:
     fps: float | None = None
 
 
-def notebook_json() -> str:
-    cells = [SETUP, *EXPLORERS.values()]
+def notebook_json(ahead: bool = True) -> str:
+    """The notebook: the set-up cell, then explorer ``i`` as ``explorer_i`` in cell ``i + 1``."""
+    cells = [SETUP.replace("{ahead}", str(ahead))]
+    cells += [f"explorer_{i} = {code}\nexplorer_{i}" for i, code in enumerate(EXPLORERS.values())]
     return json.dumps(
         {
             "cells": [
@@ -279,6 +294,8 @@ def _frames(page) -> int:
 
 #: Pause after the kernel's answer before the next change: a lecturer's pace of stepping.
 PACE_MS = 120
+#: Pause before the first change of a control: the hand moves to another control.
+SWITCH_MS = 1000
 
 
 def _answered(page, index: int) -> int:
@@ -351,6 +368,7 @@ def _note(result: Result, measured) -> bool:
 
 
 def measure_control(page, index, label, kind, changes) -> Result:
+    page.wait_for_timeout(SWITCH_MS)
     before = cpu_seconds()
     result = _measure_control(page, index, label, kind, changes)
     after = cpu_seconds()
@@ -473,7 +491,8 @@ def print_table(results: list[Result], load: tuple) -> bool:
     )
     head = (
         f"| {'UI':8} | {'explorer':14} | {'control':22} | {'n':>3} | {'median ms':>9} | "
-        f"{'max ms':>6} | {'drag f/s':>8} | {'goal':>6} | result |"
+        f"{'max ms':>6} | {'ahead':>5} | {'kernel cpu':>10} | {'cpu/change':>10} | "
+        f"{'drag f/s':>8} | {'goal':>6} | result |"
     )
     print(head)
     print("|" + "|".join("-" * (len(part)) for part in head.split("|")[1:-1]) + "|")
@@ -485,15 +504,19 @@ def print_table(results: list[Result], load: tuple) -> bool:
         ok &= passed
         fps = f"{r.fps:8.1f}" if r.fps is not None else " " * 8
         largest = max(r.latencies) if r.latencies else float("inf")
+        cpu = statistics.median(r.cpu) if r.cpu else float("nan")
+        total = sum(r.processes.values())
         print(
             f"| {r.ui:8} | {r.explorer:14} | {r.control:22} | {len(r.latencies):3d} | "
-            f"{median:9.0f} | {largest:6.0f} | {fps} | <= {goal:3d} | "
-            f"{'pass' if passed else 'FAIL':6} |"
+            f"{median:9.0f} | {largest:6.0f} | {r.ahead:5d} | {cpu:10.1f} | {total:10.0f} | "
+            f"{fps} | <= {goal:3d} | {'pass' if passed else 'FAIL':6} |"
         )
     print(
         "n: changes measured (a change whose picture did not come within 8 s is 'missed' and"
-        " fails the row); goal: median, ms; drag f/s: pictures drawn per second while the"
-        " mouse sweeps the handle."
+        " fails the row); ahead: changes whose picture the kernel had made ahead; kernel cpu:"
+        " median CPU ms of the kernel's update; cpu/change: CPU ms of kernel, server and"
+        " browser together per change (work ahead included); goal: median, ms; drag f/s:"
+        " pictures drawn per second while the mouse sweeps the handle."
     )
     return ok
 
@@ -504,6 +527,9 @@ def main(argv=None) -> int:
     parser.add_argument("--changes", type=int, default=20, help="changes per control (20)")
     parser.add_argument("--ui", choices=["lab", "notebook"], action="append", help="only this UI")
     parser.add_argument("--screenshots", type=Path, help="save each explorer's screenshot here")
+    parser.add_argument(
+        "--no-ahead", action="store_true", help="make no pictures ahead: the round trip alone"
+    )
     args = parser.parse_args(argv)
     changes = 5 if args.quick else args.changes
     uis = args.ui or ["lab", "notebook"]
@@ -514,13 +540,14 @@ def main(argv=None) -> int:
         base = Path(scratch)
         root = base / "root"
         root.mkdir()
-        (root / NOTEBOOK).write_text(notebook_json(), encoding="utf-8")
+        (root / NOTEBOOK).write_text(notebook_json(not args.no_ahead), encoding="utf-8")
         results = []
         with running_server(root, base) as server:
             with chromium(base / "profile") as context:
                 for ui in uis:
                     results += run_ui(context, server, ui, changes, args.screenshots)
                     server.shut_down_kernels()
+    print(f"pictures made ahead: {'no' if args.no_ahead else 'yes'}")
     ok = print_table(results, (load_before, os.getloadavg()))
     return 0 if ok else 1
 

@@ -36,6 +36,7 @@ from decompkit.widgets import (
     reliability_explorer,
     trace_stepper,
 )
+from decompkit.widgets.dag import time_axis_end
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -904,3 +905,32 @@ def test_the_dag_explorer_makes_the_other_example_and_flipped_boxes_ahead():
         explorer.controls[name].value = value
         assert sent[key] == explorer.view.scene, change
         explorer.controls[name].value = {"example": "A", "spurious_edge": False}[name]
+
+
+def test_a_picture_depends_on_its_setting_alone(any_ex):
+    """Pictures made ahead are sent under their setting's key: after any walk over the
+    controls, coming back to a setting gives exactly the picture it gave before."""
+    before = any_ex.view.scene
+    controls = sliders(any_ex)
+    start = {name: control.value for name, control in controls.items()}
+    for name, control in controls.items():
+        control.value = control.max
+        control.value = control.min
+        halfway = (start[name] + control.max) / 2  # a larger scale that the start fits in
+        control.value = round(halfway) if isinstance(start[name], int) else halfway
+    with any_ex._hold():
+        for name, value in start.items():
+            controls[name].value = value
+    any_ex.update()
+    assert any_ex.view.scene == before
+
+
+def test_the_gantt_scale_depends_on_the_makespan_alone(dag_ex):
+    """A moderate rise of the makespan and back: the same picture as before the rise."""
+    before, ax = dag_ex.view.scene, dag_ex.gantt_ax
+    slider = dag_ex.controls["duration write_code"]
+    for value in (8, 4):  # makespan 14, then 10 again
+        slider.value = value
+        makespan = dag_ex.values["schedule"].makespan
+        assert ax.get_xlim() == (0, time_axis_end(makespan))
+    assert dag_ex.view.scene == before

@@ -8,11 +8,15 @@ Screenshots go to tests/browser/artifacts/ (explorer-<ui>-<name>.png).
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import sys
 import time
 
+import numpy as np
 import pytest
+from PIL import Image
 
 from .conftest import ROOT
 
@@ -23,6 +27,12 @@ pytestmark = pytest.mark.browser
 
 #: The projector's screen (CSS pixels) the explorers are made for.
 SCREEN = (1280, 720)
+#: A pixel "differs" from matplotlib's when a channel is off by more than this (of 255):
+#: the canvas antialiases the edges of lines and curves a little unlike Agg, by up to ~40.
+CANVAS_DIFFERENCE = 64
+#: Share of the pixels that may differ so: edges only (a missing curve, bar or line of text
+#: is far more).
+CANVAS_SHARE = 0.005
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +104,63 @@ def test_arrow_keys_move_a_slider_in_notebook_7(projector_page, lab_server, expl
     latency = bench.one_change(page, 0, lambda: page.keyboard.press("ArrowRight"))
     assert float(handle.get_attribute("aria-valuenow")) == before + 1
     assert latency is not None, "the key moved the slider but no new picture came"
+
+
+#: Code of a cell that saves each explorer's picture, drawn whole by matplotlib, as a file.
+_SAVE_PICTURES = "; ".join(
+    f"open('kernel-{i}.png', 'wb').write(explorer_{i}.png())" for i in range(len(bench.EXPLORERS))
+)
+
+#: The canvas of explorer ``i`` as PNG bytes, read in the page.
+_CANVAS_PNG = """i => document.querySelectorAll('.decompkit-explorer')[i]
+    .querySelector('.decompkit-figure canvas').toDataURL('image/png')"""
+
+
+def _pixels(png: bytes):
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB")).astype(int)
+
+
+def test_the_canvas_paints_what_matplotlib_draws(
+    projector_page, lab_server, explorers_notebook, artifacts
+):
+    """Background and scene painted by the browser's canvas, after a change of each
+    explorer, against the kernel's full matplotlib draw of the same setting."""
+    page = projector_page
+    _run(page, lab_server, "lab")
+    for index, controls in enumerate(bench.CONTROLS.values()):
+        label, kind = next(c for c in controls if c[1] == "slider")
+        handle = bench.find_control(bench.explorer_root(page, index), label, kind)
+        handle.focus()
+        bench.one_change(page, index, lambda: page.keyboard.press("ArrowLeft"))
+    # A new cell, run in the same kernel, writes the kernel's pictures into the notebook's
+    # folder.
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.type(_SAVE_PICTURES)
+    page.keyboard.press("Shift+Enter")
+    files = [lab_server.root / f"kernel-{i}.png" for i in range(len(bench.EXPLORERS))]
+    deadline = time.monotonic() + 30
+    while not all(f.exists() and f.stat().st_size for f in files):
+        assert time.monotonic() < deadline, "the kernel did not save its pictures"
+        time.sleep(0.2)
+    time.sleep(0.5)  # the last write may still be under way
+    for index, name in enumerate(bench.EXPLORERS):
+        url = page.evaluate(_CANVAS_PNG, index)
+        canvas = _pixels(base64.b64decode(url.split(",", 1)[1]))
+        kernel = _pixels(files[index].read_bytes())
+        assert canvas.shape == kernel.shape, name
+        differs = np.abs(canvas - kernel).max(axis=-1) > CANVAS_DIFFERENCE
+        if differs.mean() >= CANVAS_SHARE:
+            stem = artifacts / f"canvas-{name.replace(' ', '-')}"
+            Image.fromarray(canvas.astype(np.uint8)).save(f"{stem}-browser.png")
+            Image.fromarray(kernel.astype(np.uint8)).save(f"{stem}-matplotlib.png")
+        assert differs.mean() < CANVAS_SHARE, (
+            f"{name}: {100 * differs.mean():.2f} % of the pixels differ from matplotlib's"
+            f" (both pictures in {artifacts})"
+        )
 
 
 def _metadata(path) -> dict:

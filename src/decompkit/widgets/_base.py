@@ -1,9 +1,19 @@
 """Shared machinery of the explorers: controls, one Figure per explorer, and the display.
 
 Each explorer draws its matplotlib Figure once (no pyplot) and declares its *scene*: the
-artists a control change moves. A change updates those artists in place, and the picture in
-the browser is brought up to date by sending the scene alone (see
-:mod:`decompkit.widgets._render`): no new figure per event, no flicker, no PNG per update.
+artists a control change moves, each with a key that fixes its look, so that an artist seen
+before is replayed and not drawn again. A change updates those artists in place, and the
+picture in the browser is brought up to date by sending the scene alone (see
+:mod:`decompkit.widgets._render`): no new figure per event, no PNG per update.
+
+*Pictures ahead.* The round trip from the page to the kernel and back takes tens of
+milliseconds on a busy machine, whatever the kernel does. So after each update, while the
+kernel waits, it makes the pictures of the settings next to the current one, one per turn of
+its event loop: two steps either side on the control moved last, then, once the hand has
+rested a moment, one step on every other control (a checkbox flipped, the other example). It
+sends each to the view, which draws it the moment its controls reach that setting; the
+kernel's own answer follows and sets the readouts. A change empties the queue, so this work
+never holds up an answer for longer than one picture takes (a few milliseconds).
 
 Sliders use ``continuous_update=True``: an update takes a few milliseconds in the kernel
 (``bench/bench_widgets.py``), and the widget front end sends at most one pending change at a
@@ -156,6 +166,9 @@ def _running_loop():
         return None
 
 
+#: Whether explorers make pictures ahead (``bench/bench_browser.py --no-ahead`` turns it off
+#: to measure the round trip alone).
+MAKE_AHEAD = True
 #: Seconds the kernel waits after an update before it makes a picture ahead for the control
 #: moved last, and for the others: a hand that steps or drags is answered first, and the
 #: other controls' pictures wait until it rests.
@@ -326,7 +339,7 @@ class Explorer:
         """Queue two steps either side on the control ``moved``, made at once, and one step
         on every other control, made once the hand has rested a moment."""
         self._ahead, self._ahead_rest = [], []
-        for name, control in controls:
+        for name, control in controls if MAKE_AHEAD else ():
             if control is moved:
                 self._ahead += self._next_to(name, control, reach=2)
             else:

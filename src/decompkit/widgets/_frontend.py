@@ -1,9 +1,11 @@
 """The browser side of :class:`decompkit.widgets._render.FigureView`: one ES module (anywidget).
 
 It paints the background and then the scene (paths, markers, bitmaps) on a canvas at the
-figure's CSS size, decoding each bitmap once; reports the width the notebook gives the
-figure and the screen's pixel ratio; steps a stepper's slider on a button click and the
-sliders on arrow keys in the page; and says when a saved picture has no kernel behind it.
+figure's CSS size, decoding each bitmap once; keeps the pictures the kernel sends ahead (and
+its answers) by setting and draws one as soon as the controls reach it, never letting a late
+answer step the figure back; reports the width the notebook gives the figure and the
+screen's pixel ratio; steps a stepper's slider on a button click and the sliders on arrow
+keys in the page; and says when a saved picture has no kernel behind it.
 """
 
 __all__: list[str] = []

@@ -88,6 +88,22 @@ def _box_sizes(boxes, renderer) -> dict:
     return sizes
 
 
+#: Round numbers the Gantt chart's time axis may end at (10, 12, 15, 20, 25, ...).
+_AXIS_ENDS = [round(m * 10**k) for k in range(1, 12) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)]
+
+
+def time_axis_end(makespan) -> int:
+    """End of the Gantt chart's time axis: the first round number >= 1.1 x the makespan.
+
+    Examples
+    --------
+    >>> [time_axis_end(m) for m in (0, 9, 18, 21, 30, 95)]
+    [10, 10, 20, 25, 40, 120]
+    """
+    need = 1.1 * makespan
+    return next((end for end in _AXIS_ENDS if end >= need), math.ceil(need))
+
+
 def duration_range(durations) -> int:
     """Upper end of the duration sliders: twice the longest task, at least 10.
 
@@ -307,12 +323,13 @@ class DagExplorer(Explorer):
         if (schedule.workers, unit) != self._workers:
             gantt_frame(ax, schedule, unit)
             self._workers = (schedule.workers, unit)
-        # A steady time axis while a slider moves: the bars move, not the scale. It changes
-        # only when the makespan leaves the range or fills less than half of it.
-        low, high = 0.5 * self._time_axis, self._time_axis
-        if not low <= schedule.makespan <= high:
-            self._time_axis = math.ceil(1.25 * max(schedule.makespan, 1))
-            ax.set_xlim(0, self._time_axis)
+        # A steady time axis while a slider moves: the bars move, not the scale, which steps
+        # along round numbers. It depends on the setting alone (a picture made ahead must be
+        # the picture of its setting, whatever was drawn before).
+        end = time_axis_end(schedule.makespan)
+        if end != self._time_axis:
+            self._time_axis = end
+            ax.set_xlim(0, end)
         on_path = set(cp.path)
         renderer = self.figure.canvas.get_renderer()
         for node, task in self.tasks.items():
