@@ -21,8 +21,9 @@ example switch are clicked. Before the first change of a control the script wait
 
 Per control the script prints where the time went (medians, ms): until the control's model
 changed in the page, the kernel's own time for the update (wall and CPU), until the
-kernel's picture reached the page, and drawing; how many of the changes found a picture the
-kernel had made ahead; and the CPU time per change of the kernel, the Jupyter server and
+kernel's picture reached the page, and drawing; how many of the changes found their picture
+in the page already (made ahead by the kernel, or an answer seen before); and the CPU time
+per change of the kernel, the Jupyter server and
 Chromium (from /proc: what holds on a shared machine).
 
 A drag: the mouse holds a slider's handle and sweeps it across the track for about two
@@ -191,8 +192,8 @@ class Result:
     page: list = field(default_factory=list)
     kernel: list = field(default_factory=list)
     cpu: list = field(default_factory=list)
-    #: Changes whose first picture was one the kernel had made ahead.
-    ahead: int = 0
+    #: Changes whose picture was in the page already: made ahead, or an earlier answer.
+    ready: int = 0
     #: CPU milliseconds per change of each process, over all changes of the control.
     processes: dict = field(default_factory=dict)
     missed: int = 0
@@ -311,7 +312,7 @@ def one_change(page, index: int, act, timeout_ms: int = 8000):
     """One change of explorer ``index``: ``act()``, then wait for its new picture.
 
     Returns ``[total, to the page, drawing, to the control's new value, [kernel wall,
-    kernel CPU], picture made ahead]`` in ms (None when no picture came), after the
+    kernel CPU], drawn from a picture in the page]`` in ms (None: no picture), after the
     kernel's own answer has arrived too and a pause of ``PACE_MS``: changes at a human
     pace, each measured from its input event to the first new picture on the canvas.
     """
@@ -356,14 +357,14 @@ def _note(result: Result, measured) -> bool:
     if measured is None:
         result.missed += 1
         return False
-    total, wire, paint, page, kernel, ahead = measured
+    total, wire, paint, page, kernel, ready = measured
     result.latencies.append(total)
     result.wire.append(wire)
     result.paint.append(paint)
     result.page.append(page)
     result.kernel.append(kernel[0])
     result.cpu.append(kernel[1])
-    result.ahead += bool(ahead)
+    result.ready += bool(ready)
     return True
 
 
@@ -471,7 +472,7 @@ def _summary(result: Result) -> str:
         f" (page {statistics.median(result.page):4.0f}, kernel"
         f" {statistics.median(result.kernel):4.0f} / cpu {statistics.median(result.cpu):4.1f},"
         f" back {statistics.median(result.wire):4.0f},"
-        f" drawing {statistics.median(result.paint):4.0f}; {result.ahead} ahead);"
+        f" drawing {statistics.median(result.paint):4.0f}; {result.ready} ready);"
         " CPU ms per change: " + ", ".join(f"{k} {v:.0f}" for k, v in result.processes.items())
     )
     if result.missed:
@@ -491,7 +492,7 @@ def print_table(results: list[Result], load: tuple) -> bool:
     )
     head = (
         f"| {'UI':8} | {'explorer':14} | {'control':22} | {'n':>3} | {'median ms':>9} | "
-        f"{'max ms':>6} | {'ahead':>5} | {'kernel cpu':>10} | {'cpu/change':>10} | "
+        f"{'max ms':>6} | {'ready':>5} | {'kernel cpu':>10} | {'cpu/change':>10} | "
         f"{'drag f/s':>8} | {'goal':>6} | result |"
     )
     print(head)
@@ -508,12 +509,13 @@ def print_table(results: list[Result], load: tuple) -> bool:
         total = sum(r.processes.values())
         print(
             f"| {r.ui:8} | {r.explorer:14} | {r.control:22} | {len(r.latencies):3d} | "
-            f"{median:9.0f} | {largest:6.0f} | {r.ahead:5d} | {cpu:10.1f} | {total:10.0f} | "
+            f"{median:9.0f} | {largest:6.0f} | {r.ready:5d} | {cpu:10.1f} | {total:10.0f} | "
             f"{fps} | <= {goal:3d} | {'pass' if passed else 'FAIL':6} |"
         )
     print(
         "n: changes measured (a change whose picture did not come within 8 s is 'missed' and"
-        " fails the row); ahead: changes whose picture the kernel had made ahead; kernel cpu:"
+        " fails the row); ready: changes whose picture was in the page already (made ahead by"
+        " the kernel, or an earlier answer), drawn without waiting for the kernel; kernel cpu:"
         " median CPU ms of the kernel's update; cpu/change: CPU ms of kernel, server and"
         " browser together per change (work ahead included); goal: median, ms; drag f/s:"
         " pictures drawn per second while the mouse sweeps the handle."

@@ -934,3 +934,11 @@ def test_the_gantt_scale_depends_on_the_makespan_alone(dag_ex):
         makespan = dag_ex.values["schedule"].makespan
         assert ax.get_xlim() == (0, time_axis_end(makespan))
     assert dag_ex.view.scene == before
+
+
+def test_a_new_view_gets_the_pictures_ahead_again(rel_ex):
+    control = rel_ex.controls["kappa"]
+    _made_ahead(rel_ex, lambda: setattr(control, "value", 4))
+    assert _made_ahead(rel_ex, rel_ex.update) == {}  # the view has them all
+    rel_ex.view._answer(rel_ex.view, {"type": "ping"}, [])  # the page was reloaded
+    assert len(_made_ahead(rel_ex, rel_ex.update)) >= 4

@@ -238,6 +238,7 @@ class Explorer:
         self._ahead_rest: list = []  # and those once the hand has rested
         self._ahead_handle = None  # the scheduled call that makes the next one
         self._made_ahead: set = set()  # their keys, on the current layout
+        self._views = 0  # the view's count of views when they were made
         self._stale = False  # the artists show a setting made ahead
 
     @staticmethod
@@ -338,6 +339,9 @@ class Explorer:
     def _plan_ahead(self, controls, moved=None):
         """Queue two steps either side on the control ``moved``, made at once, and one step
         on every other control, made once the hand has rested a moment."""
+        if self.view.views != self._views:  # a new view in the page has no pictures yet
+            self._made_ahead.clear()
+            self._views = self.view.views
         self._ahead, self._ahead_rest = [], []
         for name, control in controls if MAKE_AHEAD else ():
             if control is moved:

@@ -523,11 +523,15 @@ class FigureView(anywidget.AnyWidget):
         #: Bytes of the scene and of the bitmaps new to the browser in the last update.
         self.last_bytes = 0
         self._shipped: set = set()  # ids of the bitmaps the browser has
+        #: Counts the views that started in a page (each pings once): a new one (the page
+        #: was reloaded) has none of the pictures sent ahead before.
+        self.views = 0
         self.on_msg(self._answer)
 
     def _answer(self, _widget, content, _buffers):
         if isinstance(content, dict) and content.get("type") == "ping":
             self._shipped = set(self.sprites)  # a new view: it has what the state holds
+            self.views += 1
             self.send({"type": "pong"})
 
     def send_ahead(self, key, items, used):
