@@ -12,6 +12,7 @@ import math
 
 import ipywidgets as widgets
 from matplotlib.text import Annotation
+from matplotlib.ticker import MaxNLocator
 
 from .. import dag, examples
 from ..plots._style import GREY
@@ -275,6 +276,8 @@ class DagExplorer(Explorer):
     def _draw(self):
         """The two panels; their content follows in the first refresh."""
         self.dag_ax, self.gantt_ax = self.figure.subplots(2, 1, height_ratios=(3, 2))
+        # Whole time steps on the axis (durations are whole units): 0, 5, 10, not 2.5.
+        self.gantt_ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
         self._structure = None
         self._time_axis = 0  # upper end of the Gantt chart's time axis
         #: Per task its bar, label and tick (for a task of length 0), restyled in place.
