@@ -6,14 +6,25 @@ Run from the repository root (needs /usr/bin/chromium: ``bash .ci/install-browse
     python bench/bench_browser.py --quick     # 5 changes per control, a smoke run
     python bench/bench_browser.py --ui lab --changes 40 --screenshots /tmp/shots
 
+    python bench/bench_browser.py --no-ahead  # no pictures made ahead: the round trip alone
+
 What is measured. A throw-away Jupyter server serves a notebook with one explorer per cell;
 headless Chromium (1280 x 800 CSS pixels, device pixel ratio 1: a projector) opens it in
 JupyterLab, then in Notebook 7, and runs it. For every control, one change at a time: a
 capture-phase listener stamps ``performance.now()`` at the first input event (key press,
-pointer down), the explorer's view stamps the moment the new picture is decoded and drawn
-(its ``decompkit-frame`` event), and the next change waits for that picture. Sliders move by
-arrow keys from their focused handle (the way a lecturer steps through values), one step per
-press, bouncing at the ends; checkboxes, buttons and the example switch are clicked.
+pointer down) and the explorer's view stamps the moment the new picture is drawn on its
+canvas (its ``decompkit-frame`` event). The next change comes at a lecturer's pace: once the
+kernel's own answer has arrived too, and ``PACE_MS`` later. Sliders move by arrow keys from
+their focused handle, one step per press, bouncing at the ends; checkboxes, buttons and the
+example switch are clicked. Before the first change of a control the script waits
+``SWITCH_MS``, the time a hand takes to move to another control.
+
+Per control the script prints where the time went (medians, ms): until the control's model
+changed in the page, the kernel's own time for the update (wall and CPU), until the
+kernel's picture reached the page, and drawing; how many of the changes found their picture
+in the page already (made ahead by the kernel, or an answer seen before); and the CPU time
+per change of the kernel, the Jupyter server and
+Chromium (from /proc: what holds on a shared machine).
 
 A drag: the mouse holds a slider's handle and sweeps it across the track for about two
 seconds (one move per 16 ms, as a hand gives them); frames per second counts the pictures
@@ -47,6 +58,9 @@ NOTEBOOK = "bench_explorers.ipynb"
 #: Code of the notebook's cells; each explorer cell's output is found by its order.
 SETUP = """\
 from decompkit import examples, scheduler, widgets
+from decompkit.widgets import _base
+
+_base.MAKE_AHEAD = {ahead}
 
 a = examples.coding_task()
 repaired = scheduler.run_with_repair(
@@ -116,9 +130,52 @@ PAGE_SCRIPT = """() => {
     const all = [...document.querySelectorAll(".decompkit-explorer")];
     const owner = all.findIndex((x) => x.contains(e.target));
     dk.frames.push({ explorer: owner, seq: e.detail.seq, time: e.detail.time,
-                     received: e.detail.received, input: dk.input });
+                     received: e.detail.received, changed: e.detail.changed,
+                     kernel: e.detail.kernel, input: dk.input });
   }, true);
 }"""
+
+
+#: Processes whose CPU time the benchmark reads, by a word of their command line.
+PROCESSES = {"kernel": "ipykernel", "server": "jupyter", "browser": "chromium"}
+
+
+def _descendants(root: int) -> list[int]:
+    """Process ids under ``root`` (Linux /proc), found through their parent ids."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        children = [p for p, parent in parents.items() if parent == pid]
+        found += children
+        frontier += children
+    return found
+
+
+def cpu_seconds() -> dict:
+    """CPU seconds (user + system) used so far by the kernel, the server and the browser."""
+    totals = dict.fromkeys(PROCESSES, 0.0)
+    if not Path("/proc/self/stat").exists():
+        return totals
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in _descendants(os.getpid()):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        for name, word in PROCESSES.items():
+            if word in command:
+                totals[name] += (int(fields[11]) + int(fields[12])) / tick
+                break
+    return totals
 
 
 @dataclass
@@ -127,12 +184,26 @@ class Result:
     explorer: str
     control: str
     latencies: list = field(default_factory=list)
+    #: Per change: input to the picture's message in the page, and from there to drawn.
+    wire: list = field(default_factory=list)
+    paint: list = field(default_factory=list)
+    #: Per change: input to the control's new value in the page; the kernel's own wall and
+    #: CPU time for the update.
+    page: list = field(default_factory=list)
+    kernel: list = field(default_factory=list)
+    cpu: list = field(default_factory=list)
+    #: Changes whose picture was in the page already: made ahead, or an earlier answer.
+    ready: int = 0
+    #: CPU milliseconds per change of each process, over all changes of the control.
+    processes: dict = field(default_factory=dict)
     missed: int = 0
     fps: float | None = None
 
 
-def notebook_json() -> str:
-    cells = [SETUP, *EXPLORERS.values()]
+def notebook_json(ahead: bool = True) -> str:
+    """The notebook: the set-up cell, then explorer ``i`` as ``explorer_i`` in cell ``i + 1``."""
+    cells = [SETUP.replace("{ahead}", str(ahead))]
+    cells += [f"explorer_{i} = {code}\nexplorer_{i}" for i, code in enumerate(EXPLORERS.values())]
     return json.dumps(
         {
             "cells": [
@@ -178,7 +249,23 @@ def open_and_run(page, server, ui: str) -> None:
         arg=len(EXPLORERS),
         timeout=120_000,
     )
-    page.wait_for_timeout(500)
+    wait_until_drawn_to_size(page)
+
+
+#: True when every figure is drawn for the width its page offers (the explorers take it
+#: within 640-1200 CSS pixels) and for the pixel ratio, so the browser scales nothing.
+SETTLED = """() => [...document.querySelectorAll('.decompkit-figure canvas')].every(c => {
+    const shown = c.getBoundingClientRect().width;
+    const room = c.parentElement.getBoundingClientRect().width;
+    return c.width > 0 && Math.abs(c.width - shown * devicePixelRatio) < 1
+        && Math.abs(shown - Math.min(Math.max(room, 640), 1200)) < 4;
+})"""
+
+
+def wait_until_drawn_to_size(page) -> None:
+    """Wait until each figure has been laid out again for the width its page gives it."""
+    page.wait_for_function(SETTLED, timeout=60_000)
+    page.wait_for_timeout(300)
 
 
 def explorer_root(page, index: int):
@@ -206,8 +293,30 @@ def _frames(page) -> int:
     return page.evaluate("() => window.__dk.frames.length")
 
 
+#: Pause after the kernel's answer before the next change: a lecturer's pace of stepping.
+PACE_MS = 120
+#: Pause before the first change of a control: the hand moves to another control.
+SWITCH_MS = 1000
+
+
+def _answered(page, index: int) -> int:
+    """Sequence number of the kernel's latest answer to explorer ``index``."""
+    return page.evaluate(
+        "i => Number(document.querySelectorAll('.decompkit-explorer')[i]"
+        ".querySelector('.decompkit-figure').dataset.answered || -1)",
+        index,
+    )
+
+
 def one_change(page, index: int, act, timeout_ms: int = 8000):
-    """Latency (ms) of one change: ``act()`` then wait for explorer ``index``'s new picture."""
+    """One change of explorer ``index``: ``act()``, then wait for its new picture.
+
+    Returns ``[total, to the page, drawing, to the control's new value, [kernel wall,
+    kernel CPU], drawn from a picture in the page]`` in ms (None: no picture), after the
+    kernel's own answer has arrived too and a pause of ``PACE_MS``: changes at a human
+    pace, each measured from its input event to the first new picture on the canvas.
+    """
+    answered = _answered(page, index)
     count = _frames(page)
     page.evaluate("() => { window.__dk.input = null; }")
     act()
@@ -221,16 +330,55 @@ def one_change(page, index: int, act, timeout_ms: int = 8000):
         )
     except Exception:  # noqa: BLE001 - a change with no new picture counts as missed
         return None
-    return page.evaluate(
+    measured = page.evaluate(
         """([n, i]) => {
             const f = window.__dk.frames.slice(n).find(f => f.explorer === i);
-            return f.time - window.__dk.input;
+            const changed = f.changed === null ? f.received : f.changed;
+            return [f.time - window.__dk.input, f.received - window.__dk.input,
+                    f.time - f.received, changed - window.__dk.input, f.kernel, f.seq < 0];
         }""",
         [count, index],
     )
+    try:
+        page.wait_for_function(
+            """([i, seen]) => Number(document.querySelectorAll('.decompkit-explorer')[i]
+                 .querySelector('.decompkit-figure').dataset.answered || -1) > seen""",
+            arg=[index, answered],
+            timeout=timeout_ms,
+        )
+    except Exception:  # noqa: BLE001 - no answer (a change the kernel found unchanged)
+        pass
+    page.wait_for_timeout(PACE_MS)
+    return measured
+
+
+def _note(result: Result, measured) -> bool:
+    """Add one change's times to ``result``; False when no picture came."""
+    if measured is None:
+        result.missed += 1
+        return False
+    total, wire, paint, page, kernel, ready = measured
+    result.latencies.append(total)
+    result.wire.append(wire)
+    result.paint.append(paint)
+    result.page.append(page)
+    result.kernel.append(kernel[0])
+    result.cpu.append(kernel[1])
+    result.ready += bool(ready)
+    return True
 
 
 def measure_control(page, index, label, kind, changes) -> Result:
+    page.wait_for_timeout(SWITCH_MS)
+    before = cpu_seconds()
+    result = _measure_control(page, index, label, kind, changes)
+    after = cpu_seconds()
+    count = max(len(result.latencies) + result.missed, 1)
+    result.processes = {k: 1e3 * (after[k] - before[k]) / count for k in PROCESSES}
+    return result
+
+
+def _measure_control(page, index, label, kind, changes) -> Result:
     root = explorer_root(page, index)
     target = find_control(root, label, kind)
     result = Result("", "", label)
@@ -247,17 +395,11 @@ def measure_control(page, index, label, kind, changes) -> Result:
                 key = "ArrowLeft"
             elif key == "ArrowLeft" and value <= low:
                 key = "ArrowRight"
-            latency = one_change(page, index, lambda k=key: page.keyboard.press(k))
-            result.latencies.append(latency) if latency is not None else None
-            result.missed += latency is None
-    elif kind == "toggle":
-        buttons = target
-        for i in range(changes):
-            button = buttons.nth((i + 1) % buttons.count())
-            latency = one_change(page, index, button.click)
-            result.latencies.append(latency) if latency is not None else None
-            result.missed += latency is None
-            if latency is None:
+            _note(result, one_change(page, index, lambda k=key: page.keyboard.press(k)))
+    elif kind == "toggle":  # the option not chosen now
+        other = root.locator(".widget-toggle-buttons button:not(.mod-active)").first
+        for _ in range(changes):
+            if not _note(result, one_change(page, index, other.click)):
                 page.wait_for_timeout(300)
     else:
         for _ in range(changes):
@@ -265,9 +407,7 @@ def measure_control(page, index, label, kind, changes) -> Result:
                 other = "◀ back" if "forward" in label else "forward ▶"
                 find_control(root, other, "button").click()
                 page.wait_for_timeout(300)
-            latency = one_change(page, index, target.click)
-            result.latencies.append(latency) if latency is not None else None
-            result.missed += latency is None
+            _note(result, one_change(page, index, target.click))
     return result
 
 
@@ -327,7 +467,14 @@ def run_ui(context, server, ui, changes, shots) -> list[Result]:
 def _summary(result: Result) -> str:
     if not result.latencies:
         return f"no picture after {result.missed} changes"
-    text = f"median {statistics.median(result.latencies):6.0f} ms, max {max(result.latencies):5.0f}"
+    text = (
+        f"median {statistics.median(result.latencies):6.0f} ms, max {max(result.latencies):5.0f}"
+        f" (page {statistics.median(result.page):4.0f}, kernel"
+        f" {statistics.median(result.kernel):4.0f} / cpu {statistics.median(result.cpu):4.1f},"
+        f" back {statistics.median(result.wire):4.0f},"
+        f" drawing {statistics.median(result.paint):4.0f}; {result.ready} ready);"
+        " CPU ms per change: " + ", ".join(f"{k} {v:.0f}" for k, v in result.processes.items())
+    )
     if result.missed:
         text += f", {result.missed} missed"
     if result.fps is not None:
@@ -345,7 +492,8 @@ def print_table(results: list[Result], load: tuple) -> bool:
     )
     head = (
         f"| {'UI':8} | {'explorer':14} | {'control':22} | {'n':>3} | {'median ms':>9} | "
-        f"{'max ms':>6} | {'drag f/s':>8} | {'goal':>6} | result |"
+        f"{'max ms':>6} | {'ready':>5} | {'kernel cpu':>10} | {'cpu/change':>10} | "
+        f"{'drag f/s':>8} | {'goal':>6} | result |"
     )
     print(head)
     print("|" + "|".join("-" * (len(part)) for part in head.split("|")[1:-1]) + "|")
@@ -357,15 +505,20 @@ def print_table(results: list[Result], load: tuple) -> bool:
         ok &= passed
         fps = f"{r.fps:8.1f}" if r.fps is not None else " " * 8
         largest = max(r.latencies) if r.latencies else float("inf")
+        cpu = statistics.median(r.cpu) if r.cpu else float("nan")
+        total = sum(r.processes.values())
         print(
             f"| {r.ui:8} | {r.explorer:14} | {r.control:22} | {len(r.latencies):3d} | "
-            f"{median:9.0f} | {largest:6.0f} | {fps} | <= {goal:3d} | "
-            f"{'pass' if passed else 'FAIL':6} |"
+            f"{median:9.0f} | {largest:6.0f} | {r.ready:5d} | {cpu:10.1f} | {total:10.0f} | "
+            f"{fps} | <= {goal:3d} | {'pass' if passed else 'FAIL':6} |"
         )
     print(
         "n: changes measured (a change whose picture did not come within 8 s is 'missed' and"
-        " fails the row); goal: median, ms; drag f/s: pictures drawn per second while the"
-        " mouse sweeps the handle."
+        " fails the row); ready: changes whose picture was in the page already (made ahead by"
+        " the kernel, or an earlier answer), drawn without waiting for the kernel; kernel cpu:"
+        " median CPU ms of the kernel's update; cpu/change: CPU ms of kernel, server and"
+        " browser together per change (work ahead included); goal: median, ms; drag f/s:"
+        " pictures drawn per second while the mouse sweeps the handle."
     )
     return ok
 
@@ -376,6 +529,9 @@ def main(argv=None) -> int:
     parser.add_argument("--changes", type=int, default=20, help="changes per control (20)")
     parser.add_argument("--ui", choices=["lab", "notebook"], action="append", help="only this UI")
     parser.add_argument("--screenshots", type=Path, help="save each explorer's screenshot here")
+    parser.add_argument(
+        "--no-ahead", action="store_true", help="make no pictures ahead: the round trip alone"
+    )
     args = parser.parse_args(argv)
     changes = 5 if args.quick else args.changes
     uis = args.ui or ["lab", "notebook"]
@@ -386,13 +542,14 @@ def main(argv=None) -> int:
         base = Path(scratch)
         root = base / "root"
         root.mkdir()
-        (root / NOTEBOOK).write_text(notebook_json(), encoding="utf-8")
+        (root / NOTEBOOK).write_text(notebook_json(not args.no_ahead), encoding="utf-8")
         results = []
         with running_server(root, base) as server:
             with chromium(base / "profile") as context:
                 for ui in uis:
                     results += run_ui(context, server, ui, changes, args.screenshots)
                     server.shut_down_kernels()
+    print(f"pictures made ahead: {'no' if args.no_ahead else 'yes'}")
     ok = print_table(results, (load_before, os.getloadavg()))
     return 0 if ok else 1
 

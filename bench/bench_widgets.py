@@ -1,19 +1,21 @@
-"""Update cost of the live explorers, against a new figure per update measured in the same run.
+"""Update cost of the live explorers in the kernel, against a new figure per update.
 
 Run from the repository root:
 
     python bench/bench_widgets.py          # full run (about a minute)
     python bench/bench_widgets.py --quick  # smoke run, a few seconds
 
-For every explorer at its default size, each slider is set programmatically to a sequence of
-values; one update is timed from the assignment until the observer returns, that is until
-the figure has been re-rendered into the ``ipywidgets.Image``. Two sequences per slider:
-*drag* moves the slider one step at a time, as a hand dragging it does; *jump* sets values
-spread over the whole range in a shuffled order. The script prints wall-clock medians per
-slider and per explorer (target: below 100 ms) and, as the reference, the naive update: a
-new Figure drawn by the same plot functions and saved to PNG, as ``interact`` would do. The
-ratio naive / in-place is what to compare across machines. On a shared machine the wall
-time includes waiting for the CPU; the CPU-time column shows the work itself.
+For every explorer, each slider is set programmatically to a sequence of values; one update
+is timed from the assignment until the observer returns, that is until the scene has been
+recorded and handed to the view. Two sequences per slider: *drag* moves the slider one step
+at a time, as a hand dragging it does; *jump* sets values spread over the whole range in a
+shuffled order (new values: no text drawn before, nothing replayed).
+
+Per slider the script prints the median CPU time of an update (what holds on a busy machine;
+wall time is printed too), the bytes one update sends (scene, plus the bitmaps new to the
+browser) and how many bitmaps (lines of text) had to be rendered per update. The reference
+is the naive update, a new Figure drawn by the same plot functions and saved to PNG as
+``interact`` would do; the ratio naive / update is what to compare across machines.
 """
 
 from __future__ import annotations
@@ -88,20 +90,20 @@ def jump_values(control, count):
 
 
 def time_updates(explorer, name, values):
-    """(wall seconds, CPU seconds) per update for assigning ``values`` to slider ``name``."""
+    """Per update of slider ``name``: (wall s, CPU s, bytes sent, bitmaps rendered)."""
     control = explorer.controls[name]
     start_value = control.value
-    wall, cpu = [], []
+    rows = []
     for value in values:
-        renders = explorer.renders
+        renders, bitmaps = explorer.renders, explorer.sprites.rendered
         start, start_cpu = time.perf_counter(), time.process_time()
         control.value = value
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
+        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         if explorer.renders != renders + 1:
-            raise RuntimeError(f"{name} = {value!r} did not re-render the figure")
+            raise RuntimeError(f"{name} = {value!r} did not send a new picture")
+        rows.append((wall, cpu, explorer.view.last_bytes, explorer.sprites.rendered - bitmaps))
     control.value = start_value
-    return wall, cpu
+    return rows
 
 
 def time_naive(explorer, count):
@@ -112,21 +114,22 @@ def time_naive(explorer, count):
     times = []
     for _ in range(count):
         start = time.perf_counter()
-        figure = Figure(
-            figsize=explorer.figure.get_size_inches(), dpi=explorer.figure.dpi, layout="constrained"
-        )
+        figure = Figure(figsize=explorer.figure.get_size_inches(), dpi=explorer.figure.dpi)
+        figure.set_layout_engine("constrained")
         FigureCanvasAgg(figure)
         explorer.figure = figure
+        explorer._scene = []
         explorer._draw()
         explorer._refresh()
-        explorer._set_layers()  # draw everything in one pass, as a fresh plot would
+        for artist in explorer._scene:  # one pass over everything, as a fresh plot draws
+            artist.set_animated(False)
         figure.savefig(io.BytesIO(), format="png", dpi=figure.dpi)
         times.append(time.perf_counter() - start)
     return times
 
 
 def ms(seconds):
-    return f"{1e3 * statistics.median(seconds):9.1f}"
+    return f"{1e3 * statistics.median(seconds):7.1f}"
 
 
 def main(argv=None):
@@ -136,47 +139,46 @@ def main(argv=None):
         "--only", choices=list(EXPLORERS), action="append", help="bench only this explorer"
     )
     args = parser.parse_args(argv)
-    per_slider = 1 if args.quick else 15
-    naive_count = 1 if args.quick else 7
-    trials = 2_000 if args.quick else 20_000
+    per_slider = 2 if args.quick else 15
+    naive_count = 1 if args.quick else 5
 
-    print(f"{'explorer':22} {'control':20} {'drag ms':>9} {'jump ms':>9} {'cpu ms':>9}")
-    summary, extra = [], []
+    print(
+        f"{'explorer':22} {'control':20} {'cpu ms':>7} {'drag':>7} {'jump':>7} {'wall ms':>7}"
+        f" {'bytes':>7} {'texts':>5}"
+    )
+    summary = []
     for name, factory in EXPLORERS.items():
         if args.only and name not in args.only:
             continue
         start = time.perf_counter()
         explorer = factory()
         build = time.perf_counter() - start
-        every, every_cpu = [], []
+        every = []
         for slider, control in explorer.controls.items():
             if not hasattr(control, "min"):
                 continue
-            drag, drag_cpu = time_updates(explorer, slider, drag_values(control, per_slider))
-            jump, jump_cpu = time_updates(explorer, slider, jump_values(control, per_slider))
-            every += drag + jump
-            every_cpu += drag_cpu + jump_cpu
-            print(f"{name:22} {slider:20} {ms(drag)} {ms(jump)} {ms(drag_cpu + jump_cpu)}")
-        if hasattr(explorer, "run_monte_carlo"):
-            explorer.trials = trials
-            start = time.perf_counter()
-            explorer.run_monte_carlo()
-            extra.append(
-                f"{name} Monte Carlo button: {len(explorer.mc_qs)} points x {trials:,} runs "
-                f"in {time.perf_counter() - start:.2f} s"
+            drag = time_updates(explorer, slider, drag_values(control, per_slider))
+            jump = time_updates(explorer, slider, jump_values(control, per_slider))
+            rows = drag + jump
+            every += rows
+            wall, cpu, sent, texts = zip(*rows, strict=True)
+            print(
+                f"{name:22} {slider:20} {ms(cpu)} {ms([r[1] for r in drag])}"
+                f" {ms([r[1] for r in jump])} {ms(wall)} {statistics.median(sent):7.0f}"
+                f" {statistics.mean(texts):5.1f}"
             )
         naive = time_naive(explorer, naive_count)
-        summary.append((name, build, every, every_cpu, naive))
+        summary.append((name, build, every, naive))
 
     print()
-    print(f"{'explorer':22} {'build ms':>9} {'update ms':>9} {'cpu ms':>9} {'naive ms':>9} ratio")
-    for name, build, every, every_cpu, naive in summary:
-        ratio = statistics.median(naive) / statistics.median(every)
-        print(f"{name:22} {1e3 * build:9.0f} {ms(every)} {ms(every_cpu)} {ms(naive)} {ratio:5.1f}")
-    print("update: median wall time of one in-place update + PNG, drag and jump together;")
-    print("naive: a new figure + PNG per update; ratio = naive / update")
-    for line in extra:
-        print(line)
+    print(f"{'explorer':22} {'build ms':>9} {'cpu ms':>7} {'wall ms':>7} {'naive ms':>9} ratio")
+    for name, build, every, naive in summary:
+        wall, cpu = [r[0] for r in every], [r[1] for r in every]
+        ratio = statistics.median(naive) / statistics.median(wall)
+        print(f"{name:22} {1e3 * build:9.0f} {ms(cpu)} {ms(wall)} {ms(naive):>9} {ratio:5.1f}")
+    print("cpu / wall: median of one update (scene recorded and handed to the view), drag and")
+    print("jump together; bytes: sent per update; texts: lines of text rendered per update;")
+    print("naive: a new figure + PNG per update; ratio = naive / update (wall)")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from matplotlib.transforms import offset_copy
+
 from ._style import PALETTE, InlineFigure
 from .scheduler import plot_trace_gantt
 
 __all__ = ["plot_run", "plot_runs"]
 
 _MARKS = (PALETTE[5], PALETTE[7], PALETTE[3], PALETTE[2])  # vermillion, black, purple, green
+#: Rows of the chart each mark's label takes under the last step.
+_LANE = 0.6
 
 
 def _fmt(ms) -> str:
@@ -25,7 +29,8 @@ def plot_run(run, ax=None, *, title=None, marks=None):
     title : str, optional
         Replaces the default title (wall time, what failed, repair rounds).
     marks : Mapping, optional
-        ``{label: ms}``: dashed vertical lines, e.g. the critical path and the serial sum.
+        ``{label: ms}``: dashed vertical lines, e.g. the critical path and the serial sum,
+        labelled in a lane of their own under the last row (never over a bar).
 
     Returns
     -------
@@ -50,22 +55,7 @@ def plot_run(run, ax=None, *, title=None, marks=None):
     """
     fig = plot_trace_gantt(run, ax=ax)
     ax = fig.axes[0] if ax is None else ax
-    for i, (label, ms) in enumerate(dict(marks or {}).items()):
-        color = _MARKS[i % len(_MARKS)]
-        ax.axvline(ms, color=color, linestyle="--", linewidth=1)
-        ax.text(
-            ms,
-            ax.get_ylim()[0],
-            f" {label} {_fmt(ms)} ms",
-            color=color,
-            fontsize=8,
-            va="bottom",
-            ha="right",
-            rotation=90,
-        )
-    if marks:
-        right = max(ax.get_xlim()[1], 1.04 * max(dict(marks).values()))
-        ax.set_xlim(0, right)
+    _add_marks(ax, marks)
     if title is None:
         rounds = getattr(run, "rounds", 1)
         failed = sorted(map(str, run.failed))
@@ -81,6 +71,38 @@ def plot_run(run, ax=None, *, title=None, marks=None):
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("step")
     return fig
+
+
+def _add_marks(ax, marks):
+    """Dashed lines at ``{label: ms}``, labelled in a lane of their own under the last row.
+
+    Each label sits beside its line, on the side of the middle of the chart, so that it
+    stays inside the axes; the time axis grows to show every mark.
+    """
+    marks = dict(marks or {})
+    if not marks:
+        return
+    right = max(ax.get_xlim()[1], 1.04 * max(marks.values()))
+    ax.set_xlim(0, right)
+    bottom, top = ax.get_ylim()  # rows run downwards: bottom > top
+    ax.set_ylim(bottom + _LANE * len(marks), top)
+    for i, (label, ms) in enumerate(marks.items()):
+        color = _MARKS[i % len(_MARKS)]
+        ax.axvline(ms, color=color, linestyle="--", linewidth=1)
+        left_half = ms <= right / 2
+        shift = offset_copy(ax.transData, fig=ax.figure, x=0 if left_half else -4, units="points")
+        ax.text(
+            ms,
+            bottom + _LANE * (i + 0.5),
+            f" {label} {_fmt(ms)} ms",
+            color=color,
+            fontsize=9,
+            va="center",
+            ha="left" if left_half else "right",
+            transform=shift,
+            zorder=3,  # over the other marks' lines, on a white ground
+            bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"},
+        )
 
 
 def plot_runs(serial, concurrent, *, critical_ms=None, serial_ms=None, labels=None):
@@ -120,14 +142,15 @@ def plot_runs(serial, concurrent, *, critical_ms=None, serial_ms=None, labels=No
         marks["critical path"] = critical_ms
     if serial_ms is not None:
         marks["serial sum"] = serial_ms
-    plot_run(serial, left, title=f"{first}: {_fmt(serial.makespan)} ms", marks=marks)
-    plot_run(concurrent, right, title=f"{second}: {_fmt(concurrent.makespan)} ms", marks=marks)
+    plot_run(serial, left, title=f"{first}: {_fmt(serial.makespan)} ms")
+    plot_run(concurrent, right, title=f"{second}: {_fmt(concurrent.makespan)} ms")
+    end = 1.04 * max(serial.makespan, concurrent.makespan, *marks.values())
+    left.set_xlim(0, end)  # the axes share it
     for ax in (left, right):
         legend = ax.get_legend()
         if legend is not None:
             legend.remove()
-    end = 1.04 * max(serial.makespan, concurrent.makespan, *marks.values())
-    left.set_xlim(0, end)
+        _add_marks(ax, marks)
     ratio = serial.makespan / concurrent.makespan if concurrent.makespan else float("inf")
     fig.suptitle(
         f"Same plan, same tools: {second} finishes {ratio:.1f}x sooner "

@@ -1,8 +1,12 @@
 """Live explorers for notebooks and the lecture hall: sliders wired to compute and plot functions.
 
-Each explorer draws one matplotlib Figure, updates its artists in place when a control changes
-and shows it as a PNG in an ``ipywidgets.Image``. Displayed where no widget front end runs
-(nbconvert, a terminal), an explorer falls back to the PNG of its current state and a note.
+Each explorer draws one matplotlib Figure and shows it on a canvas in the browser (an anywidget
+view). The static part is sent once per layout as a PNG; on every control change the kernel
+updates the moving artists in place and sends only those, recorded as vector paths and cached
+bitmaps of text (``_render``). While the kernel is idle it also records the settings next to
+the current one and sends them ahead, so a slider step or a click usually finds its picture
+already in the page (``_base``). Displayed where no widget front end runs (nbconvert, a
+terminal), an explorer falls back to the PNG of its current state and a note.
 
 - :func:`reliability_explorer`: p^n against n with a check at each boundary (sections 1-2).
 - :func:`horizon_explorer`: the audited long-horizon chain, its q sweep and g_t (section 3).

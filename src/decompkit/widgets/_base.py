@@ -1,16 +1,27 @@
 """Shared machinery of the explorers: controls, one Figure per explorer, and the display.
 
-Each explorer draws its matplotlib Figure once (no pyplot). A control change updates the
-existing artists in place and brings the picture in the browser up to date: no new figure
-per event, no flicker. How the picture is rendered and sent fast lives in
-:mod:`decompkit.widgets._render` (layers, changed rectangles, the screen's pixel density).
+Each explorer draws its matplotlib Figure once (no pyplot) and declares its *scene*: the
+artists a control change moves, each with a key that fixes its look, so that an artist seen
+before is replayed and not drawn again. A change updates those artists in place, and the
+picture in the browser is brought up to date by sending the scene alone (see
+:mod:`decompkit.widgets._render`): no new figure per event, no PNG per update.
+
+*Pictures ahead.* The round trip from the page to the kernel and back takes tens of
+milliseconds on a busy machine, whatever the kernel does. So after each update, while the
+kernel waits, it makes the pictures of the settings next to the current one, one per turn of
+its event loop: two steps either side on the control moved last, then, once the hand has
+rested a moment, one step on every other control (a checkbox flipped, the other example). It
+sends each to the view, which draws it the moment its controls reach that setting; the
+kernel's own answer follows and sets the readouts. A change empties the queue, so this work
+never holds up an answer for longer than one picture takes (a few milliseconds).
 
 Sliders use ``continuous_update=True``: an update takes a few milliseconds in the kernel
 (``bench/bench_widgets.py``), and the widget front end sends at most one pending change at a
 time and keeps only the latest value, so a slow kernel never builds up a backlog.
 
-Sizes are for a 1280 x 720 projector: a figure of w inches is w * 96 CSS pixels wide, text is
-at least 9 pt (12 CSS pixels), and every explorer, controls and figure, fits in 1280 x 800.
+Sizes are for a 1280 x 720 projector: a figure is as wide as the notebook gives it (within
+a range per explorer) and of a fixed height in CSS pixels, text is at least 9 pt (12 CSS
+pixels), and every explorer, controls and figure, fits in 1280 x 800.
 """
 
 from __future__ import annotations
@@ -18,6 +29,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import html
+import time
+from collections import OrderedDict
 from contextlib import contextmanager
 
 import ipywidgets as widgets
@@ -26,14 +39,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ._render import (
-    _AHEAD_MOVED,
-    _AHEAD_OTHERS,
-    _IN_FLIGHT,
-    _PREFETCH_BATCH,
-    _PREFETCH_PAUSE,
     CSS_DPI,
+    MAX_RATIO,
     FigureView,
-    LayeredRendering,
+    SceneRecorder,
+    Sprites,
     encode_png,
     setting_key,
 )
@@ -64,18 +74,29 @@ LIVE_NOTE = (
 
 #: Padded cells for the readout tables (read from the back of a lecture hall).
 _TABLE_CSS = (
-    "<style>.decompkit-table{border-collapse:collapse;margin:4px 0}"
-    ".decompkit-table th,.decompkit-table td{padding:3px 10px;text-align:left;"
-    "border-bottom:1px solid #ddd}.decompkit-table th{border-bottom:2px solid #999}"
-    ".decompkit-table tr.current{background:#FFE9B3;font-weight:bold}</style>"
+    "<style>.decompkit-table{border-collapse:collapse;margin:2px 0}"
+    ".decompkit-table th,.decompkit-table td{padding:2px 10px;line-height:1.35;"
+    "text-align:left;border-bottom:1px solid #ddd}"
+    ".decompkit-table th{border-bottom:2px solid #999}"
+    ".decompkit-table tr.current{background:#FFE9B3;font-weight:bold}"
+    ".decompkit-note{margin:2px 0;line-height:1.35}</style>"
 )
 
 
 @contextmanager
 def projector_fonts():
-    """Font sizes of :data:`FONTS` for the artists created inside the block."""
-    with matplotlib.rc_context(FONTS):
+    """Font sizes of :data:`FONTS` for the artists created inside the block.
+
+    Sets and restores just these keys: ``matplotlib.rc_context`` copies every setting and
+    costs milliseconds, more than a whole update of an explorer.
+    """
+    params = matplotlib.rcParams
+    saved = {key: params[key] for key in FONTS}
+    params.update(FONTS)
+    try:
         yield
+    finally:
+        params.update(saved)
 
 
 def _checked(name, value, low, high):
@@ -145,8 +166,24 @@ def _running_loop():
         return None
 
 
-class Explorer(LayeredRendering):
-    """Base class of the explorers: controls, one Figure, its rendering and the display.
+#: Whether explorers make pictures ahead (``bench/bench_browser.py --no-ahead`` turns it off
+#: to measure the round trip alone).
+MAKE_AHEAD = True
+#: Seconds the kernel waits after an update before it makes a picture ahead for the control
+#: moved last, and for the others: a hand that steps or drags is answered first, and the
+#: other controls' pictures wait until it rests.
+_AHEAD_PAUSE = 0.02
+_AHEAD_REST = 0.25
+#: Sliders, whose neighbouring steps pictures are made ahead for.
+_SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
+
+#: Recordings of keyed artists kept per explorer, most recent last: moving a slider back and
+#: forth, or a box whose text comes back, then records nothing again.
+_RECORDINGS = 3000
+
+
+class Explorer:
+    """Base class of the explorers: controls, one Figure, its scene and the display.
 
     Attributes
     ----------
@@ -165,30 +202,50 @@ class Explorer(LayeredRendering):
     values : dict
         The numbers drawn for the current setting (set by each explorer's refresh).
     renders : int
-        How many times the picture has been rendered.
+        How many pictures have been sent to the view.
     """
 
-    def __init__(self, figsize):
-        self.figure = Figure(figsize=figsize, dpi=CSS_DPI, layout="constrained")
+    #: Range of the figure's width in CSS pixels: it takes the notebook's width within it.
+    WIDTHS = (640, 1200)
+
+    def __init__(self, height, *, width=1104):
+        self._height = height
+        self.figure = Figure(
+            figsize=(width / CSS_DPI, height / CSS_DPI), dpi=CSS_DPI, layout="constrained"
+        )
         FigureCanvasAgg(self.figure)
         self.view = FigureView(alt=type(self).__name__)
-        self.view.observe(self._on_ratio, names="ratio")
-        self.view.on_ack = self._resume_ahead
+        self.view.observe(self._on_screen, names="screen")
         self.readout = widgets.HTML()
         self.status = widgets.HTML()
         self.controls: dict[str, widgets.Widget] = {}
         self.widget: widgets.Box = widgets.VBox()
-        self._init_layers()
         self._muted = False
-        #: Number of renders so far (each sent a new picture to the view).
+        #: Number of pictures sent so far.
         self.renders = 0
-        #: Values that a picture computed ahead uses instead of the controls' (or None).
+        #: Bitmaps (text, hatch tiles) by look, shared by every update of this explorer.
+        self.sprites = Sprites()
+        self._scene: list = []  # the artists recorded per update, in drawing order
+        self._scene_keys: dict = {}  # artist -> key of its look: recorded once per key
+        self._recordings: OrderedDict = OrderedDict()  # key -> (items, used)
+        self._recorder = None
+        self._laid_out = False
+        self._texts: dict = {}  # readouts to set once the picture is on its way
+        #: Values that a picture made ahead uses instead of the controls' (or None).
         self._override = None
         self._moved = None  # the control changed last
-        self._queue: list = []  # settings to compute ahead
-        self._sent: set = set()  # keys of pictures the view has, over the current key frame
-        self._ahead = None  # the scheduled batch
-        self._stale = False  # the figure shows a setting computed ahead, not the controls'
+        self._ahead: list = []  # settings whose pictures to make ahead, next first
+        self._ahead_rest: list = []  # and those once the hand has rested
+        self._ahead_handle = None  # the scheduled call that makes the next one
+        self._made_ahead: set = set()  # their keys, on the current layout
+        self._views = 0  # the view's count of views when they were made
+        self._stale = False  # the artists show a setting made ahead
+
+    @staticmethod
+    def _row(children, **layout):
+        """Controls side by side, wrapping onto a new line where the notebook is narrow."""
+        layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start", **layout)
+        return widgets.HBox(children, layout=layout)
 
     def _box(self, children, **layout):
         """The explorer's outer box; the class lets its view find it in the page."""
@@ -204,104 +261,25 @@ class Explorer(LayeredRendering):
             control = self.controls[name]
             if hasattr(control, "value"):
                 control.observe(self._on_change, names="value")
+        self.view.controls = [c for _, c in self._keyed()]
 
     def _on_change(self, change):
         if not self._muted:
-            names = [name for name, c in self.controls.items() if c is change["owner"]]
-            self._moved = names[0] if names else None
+            self._moved = change["owner"]
             self.update()
 
-    def _on_ratio(self, change):
-        """The browser's pixel density changed: render the figure for it."""
-        self.figure.set_dpi(CSS_DPI * change["new"])
-        self._invalidate()
-        self.update(full=True)
-
-    # -- settings, and pictures computed ahead ------------------------------------------------
-
-    def _keyed(self):
-        """``[(name, control)]`` whose values make the setting a picture shows."""
-        return [(name, c) for name, c in self.controls.items() if hasattr(c, "value")]
-
-    def _key(self, values=None) -> str:
-        values = values or {name: c.value for name, c in self._keyed()}
-        return setting_key([(c, values[name]) for name, c in self._keyed()])
-
-    def _value(self, name):
-        """The value of control ``name`` for the picture being computed."""
-        if self._override is not None and name in self._override:
-            return self._override[name]
-        return self.controls[name].value
-
-    def _text(self, widget, value, trait="value"):
-        """Show a readout (or a button state) - unless the picture is one computed ahead."""
-        if self._override is None:
-            setattr(widget, trait, value)
-
-    def _plan_ahead(self):
-        """Queue the settings one or a few slider steps away, the moved slider's first.
-
-        They are computed while the kernel waits for the next change, a few at a time, and
-        sent to the view, which shows one the moment its controls reach it.
-        """
-        loop = _running_loop()
-        if loop is None:  # no kernel event loop (a script, a test): nothing to wait for
-            return
-        current = {name: c.value for name, c in self._keyed()}
-        sliders = [
-            (name, c)
-            for name, c in self._keyed()
-            if isinstance(getattr(c, "step", None), (int, float)) and not isinstance(c, bool)
-        ]
-        sliders.sort(key=lambda item: item[0] != self._moved)
-        queue = []
-        for name, c in sliders:
-            reach = _AHEAD_MOVED if name == self._moved else _AHEAD_OTHERS
-            last = round((c.max - c.min) / c.step)
-            here = round((current[name] - c.min) / c.step)
-            for distance in range(1, reach + 1):
-                for k in (here + distance, here - distance):
-                    if 0 <= k <= last:
-                        value = c.min + k * c.step
-                        value = round(value) if isinstance(c.value, int) else round(value, 12)
-                        queue.append({**current, name: value})
-        self._queue = queue
-        self._resume_ahead()
-
-    def _resume_ahead(self):
-        """Schedule the next batch, unless one is scheduled or too many are on their way."""
-        loop = _running_loop()
-        if self._ahead is None and self._queue and loop is not None:
-            if self.view.in_flight < _IN_FLIGHT:
-                self._ahead = loop.call_later(_PREFETCH_PAUSE, self._ahead_batch)
-
-    def _ahead_batch(self):
-        """Compute and send a few pictures of the queue; schedule the next batch."""
-        self._ahead = None
-        entries, values_now = [], getattr(self, "values", None)
-        try:
-            while self._queue and len(entries) < _PREFETCH_BATCH:
-                values = self._queue.pop(0)
-                key = self._key(values)
-                if key in self._sent:
-                    continue
-                self._override, self._stale = values, True
-                try:
-                    with projector_fonts():
-                        self._refresh()
-                except ValueError:
-                    continue
-                if self._draw_frame():  # a new layout: the view's key frame would not fit
-                    self._queue.clear()
-                    break
-                entries.append((key, self.view.tiles_for(self.figure.canvas.buffer_rgba())))
-                self._sent.add(key)
-        finally:
-            self._override = None
-            self.values = values_now
-        if entries:
-            self.view.send_ahead(entries)
-        self._resume_ahead()
+    def _on_screen(self, change):
+        """The browser reported the width the figure may take, or a new pixel density."""
+        width, ratio = change["new"]
+        low, high = self.WIDTHS
+        width = min(max(int(width), low), high)
+        ratio = min(max(float(ratio), 1.0), MAX_RATIO)
+        size = (width / CSS_DPI, self._height / CSS_DPI)
+        if tuple(self.figure.get_size_inches()) != size or self.figure.dpi != CSS_DPI * ratio:
+            self.figure.set_size_inches(size)
+            self.figure.set_dpi(CSS_DPI * ratio)
+            self._laid_out = False
+            self.update()
 
     @contextmanager
     def _hold(self):
@@ -312,17 +290,190 @@ class Explorer(LayeredRendering):
         finally:
             self._muted = False
 
+    def _value(self, name):
+        """The value of control ``name`` (a name of :meth:`_keyed`) for the picture being
+        made: one ahead, or the controls' own."""
+        if self._override is not None and name in self._override:
+            return self._override[name]
+        control = self.controls.get(name)
+        return control.value if control is not None else dict(self._keyed())[name].value
+
+    def _text(self, widget, value, trait="value"):
+        """Set a readout (or a button state) right after the picture has been sent; a
+        picture made ahead changes no readout."""
+        if self._override is None:
+            self._texts[(widget, trait)] = value
+
+    # -- pictures ahead -------------------------------------------------------------------------
+
+    def _keyed(self):
+        """``[(name, control)]`` whose values make the setting a picture shows, in the
+        order of the view's ``controls``."""
+        return [(n, c) for n, c in self.controls.items() if hasattr(c, "value")]
+
+    def _key(self, values=None) -> str:
+        values = values or {}
+        return setting_key([(c, values.get(n, c.value)) for n, c in self._keyed()])
+
+    @staticmethod
+    def _next_to(name, control, reach):
+        """Settings next to the current one on ``control``: up to ``reach`` steps either side
+        on a slider, the checkbox flipped, or another option of a choice."""
+        if control.disabled:
+            return []
+        if isinstance(control, _SLIDERS):
+            whole = isinstance(control.value, int)
+            values = (control.value + d * control.step for d in (1, -1, 2, -2)[: 2 * reach])
+            return [
+                {name: round(v) if whole else round(v, 12)}
+                for v in values
+                if control.min <= v <= control.max
+            ]
+        if isinstance(control, widgets.Checkbox):
+            return [{name: not control.value}]
+        if isinstance(control, widgets.ToggleButtons):
+            values = (o[1] if isinstance(o, tuple) else o for o in control.options)
+            return [{name: v} for v in values if v != control.value]
+        return []
+
+    def _plan_ahead(self, controls, moved=None):
+        """Queue two steps either side on the control ``moved``, made at once, and one step
+        on every other control, made once the hand has rested a moment."""
+        if self.view.views != self._views:  # a new view in the page has no pictures yet
+            self._made_ahead.clear()
+            self._views = self.view.views
+        self._ahead, self._ahead_rest = [], []
+        for name, control in controls if MAKE_AHEAD else ():
+            if control is moved:
+                self._ahead += self._next_to(name, control, reach=2)
+            else:
+                self._ahead_rest += self._next_to(name, control, reach=1)
+        if self._ahead_handle is not None:
+            self._ahead_handle.cancel()
+            self._ahead_handle = None
+        self._next_ahead()
+
+    def _next_ahead(self):
+        loop = _running_loop()
+        if loop is None or self._ahead_handle is not None:
+            return
+        if self._ahead:
+            self._ahead_handle = loop.call_later(_AHEAD_PAUSE, self._one_ahead)
+        elif self._ahead_rest:
+            self._ahead, self._ahead_rest = self._ahead_rest, []
+            self._ahead_handle = loop.call_later(_AHEAD_REST, self._one_ahead)
+
+    def _one_ahead(self):
+        """Make one picture of the queue and send it to the view; then the next, later.
+
+        One per turn of the kernel's event loop: a control change that arrives meanwhile
+        is served before the next one, and it empties the queue.
+        """
+        self._ahead_handle = None
+        while self._ahead:
+            values = self._ahead.pop(0)
+            key = self._key(values)
+            if key in self._made_ahead:
+                continue
+            values_now = getattr(self, "values", None)
+            self._override, self._stale = values, True
+            try:
+                with projector_fonts():
+                    self._refresh()
+                    items, used = self._record()
+            except ValueError:
+                continue
+            finally:
+                self._override = None
+                self.values = values_now
+            self.view.send_ahead(key, items, used)
+            self._made_ahead.add(key)
+            break
+        self._next_ahead()
+
+    def _forget_ahead(self):
+        """The pictures made ahead no longer hold (say, a simulation was added to them)."""
+        self._made_ahead.clear()
+        self.view.epoch += 1
+
+    def _restore(self):
+        """Bring the artists back to the controls' setting after pictures made ahead."""
+        if self._stale:
+            with projector_fonts():
+                self._refresh()
+            self._texts.clear()
+            self._stale = False
+
+    # -- the scene ------------------------------------------------------------------------------
+
+    def _set_scene(self, *artists):
+        """Declare the artists that updates move, in drawing order; the rest is background.
+
+        An Axes among them is recorded with its frame, ticks and labels only: its own
+        children that are listed are recorded one by one. An artist may get a key in
+        ``self._scene_keys``: a hashable value that fixes its look on the current layout,
+        whatever artist object has it (say, ``("bar", node, start, finish, worker)``). A key
+        seen before replays its recording instead of drawing the artist again.
+        """
+        for artist in self._scene:
+            artist.set_animated(False)
+        self._scene = list(artists)
+        for artist in self._scene:
+            artist.set_animated(True)
+        self._scene_keys = {}
+
+    @staticmethod
+    def _spines(*axes):
+        """The visible spines of ``axes``: a full draw paints them over the curves and bars,
+        so a scene lists them after those, keyed as static."""
+        return [s for ax in axes for s in ax.spines.values() if s.get_visible()]
+
+    def _lay_out(self) -> bytes:
+        """Lay the figure out, freeze the layout and return the background as PNG bytes."""
+        canvas = self.figure.canvas
+        self.figure.set_layout_engine("constrained")
+        canvas.draw()  # animated artists (the scene) are left out of the picture
+        self.figure.set_layout_engine("none")
+        self._after_layout()
+        self._laid_out = True
+        self._recordings.clear()
+        return encode_png(canvas.buffer_rgba())
+
+    def _after_layout(self):
+        """Hook run after each layout pass (default: nothing)."""
+
+    def _record(self):
+        """``(items, used)`` of the scene, reusing the recording of every unchanged key."""
+        agg = self.figure.canvas.get_renderer()
+        if self._recorder is None or self._recorder._agg is not agg:
+            self._recorder = SceneRecorder(agg, self.sprites)
+        items, used, kept = [], {}, self._recordings
+        for artist in self._scene:
+            key = self._scene_keys.get(artist)
+            if key is None:
+                part = self._recorder.record([artist])
+            else:
+                part = kept.get(key)
+                if part is None:
+                    part = kept[key] = self._recorder.record([artist])
+                    while len(kept) > _RECORDINGS:
+                        kept.popitem(last=False)
+                kept.move_to_end(key)
+            items += part[0]
+            used.update(part[1])
+        return items, used
+
     def _refresh(self):
         """Recompute from the controls and update the artists and the readout in place."""
         raise NotImplementedError
 
     def update(self, *, full: bool = False) -> bool:
-        """Recompute, update the figure in place and re-render it into :attr:`view`.
+        """Recompute, update the figure in place and send the new picture to :attr:`view`.
 
         Parameters
         ----------
         full : bool
-            Lay the figure out again and draw it whole (after a change of structure).
+            Lay the figure out again and send a new background (after a change of size).
 
         Returns
         -------
@@ -330,38 +481,63 @@ class Explorer(LayeredRendering):
             False when the compute functions rejected the setting with a ValueError; the
             message is then shown in :attr:`status` and the picture keeps the last good state.
         """
+        self._started = (time.perf_counter(), time.process_time())
+        if self._ahead_handle is not None:
+            self._ahead_handle.cancel()
+            self._ahead_handle = None
+        self._stale = False
+        background = None
         try:
             with projector_fonts():
                 self._refresh()
+                if full or not self._laid_out:
+                    background = self._lay_out()
+                    self._refresh()  # what depends on the layout (say, which labels fit)
         except ValueError as err:
+            self._texts.clear()
             self.status.value = error_html(str(err))
             return False
+        self._send(background)
         self.status.value = ""
-        self.render(full=full)
+        texts, self._texts = self._texts, {}
+        for (widget, trait), value in texts.items():
+            setattr(widget, trait, value)
+        if background is not None:  # a new layout: the pictures made so far no longer fit
+            self._made_ahead.clear()
+        self._plan_ahead([(n, c) for n, c in self._keyed() if n in self.controls], self._moved)
         return True
 
-    def render(self, *, full: bool = False):
-        """Re-render the figure and send the changed pixels to :attr:`view`."""
-        laid_out = self._draw_frame(full=full)
-        self._stale = False
-        if laid_out:
-            self._sent.clear()
+    def render(self):
+        """Send the scene of the current state of the artists to :attr:`view`."""
+        self._restore()
+        with projector_fonts():
+            background = None if self._laid_out else self._lay_out()
+        self._send(background)
+
+    def _send(self, background):
+        with projector_fonts():
+            items, used = self._record()
         ratio = self.figure.dpi / CSS_DPI
-        width, height = self.figure.bbox.width / ratio, self.figure.bbox.height / ratio
+        size = (self.figure.bbox.width / ratio, self.figure.bbox.height / ratio)
+        started, self._started = getattr(self, "_started", None), None
         self.view.show(
-            self.figure.canvas.buffer_rgba(), (width, height), key=self._key(), keyframe=laid_out
+            items, used, size, background=background, started=started, setting=self._key()
         )
-        self.view.controls = [c for _, c in self._keyed()]
         self.renders += 1
-        self._plan_ahead()
 
     def png(self) -> bytes:
-        """The picture of the controls' setting, as PNG bytes (opaque RGB)."""
-        if self._stale:  # the figure last drew a setting computed ahead
-            with projector_fonts():
-                self._refresh()
-            self._draw_frame()
-            self._stale = False
+        """The picture of the current state, drawn whole, as PNG bytes (opaque RGB)."""
+        self._restore()
+        with projector_fonts():
+            if not self._laid_out:
+                self.update()
+            for artist in self._scene:
+                artist.set_animated(False)
+            try:
+                self.figure.canvas.draw()
+            finally:
+                for artist in self._scene:
+                    artist.set_animated(True)
         return encode_png(self.figure.canvas.buffer_rgba())
 
     # -- display --------------------------------------------------------------------------------

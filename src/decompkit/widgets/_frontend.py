@@ -1,9 +1,11 @@
 """The browser side of :class:`decompkit.widgets._render.FigureView`: one ES module (anywidget).
 
-It draws the key frame and the changed rectangles on a canvas at their CSS size, keeps the
-pictures the kernel sends ahead and draws one as soon as the explorer's controls reach its
-setting, steps a stepper's slider on a button click and the sliders on arrow keys in the page,
-reports the screen's pixel ratio, and says when a saved picture has no kernel behind it.
+It paints the background and then the scene (paths, markers, bitmaps) on a canvas at the
+figure's CSS size, decoding each bitmap once; keeps the pictures the kernel sends ahead (and
+its answers) by setting and draws one as soon as the controls reach it, never letting a late
+answer step the figure back; reports the width the notebook gives the figure and the
+screen's pixel ratio; steps a stepper's slider on a button click and the sliders on arrow
+keys in the page; and says when a saved picture has no kernel behind it.
 """
 
 __all__: list[str] = []
@@ -11,10 +13,19 @@ __all__: list[str] = []
 ESM = r"""
 const NOTE = "Saved picture: run this cell to use the controls.";
 
+// Buffers arrive as DataView (live kernel), ArrayBuffer or typed arrays (saved state).
+function bytesOf(b) {
+  if (b instanceof ArrayBuffer) return new Uint8Array(b);
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+const floatsOf = (b) => new Float32Array(bytesOf(b).slice().buffer);
+const decode = (b) => createImageBitmap(new Blob([bytesOf(b)], { type: "image/png" }));
+
 // The key of a setting, as setting_key() writes it in the kernel.
 function keyOf(controls) {
   return controls
     .map((c) => {
+      if (c.get("index") !== undefined) return String(c.get("index")); // a choice
       const v = c.get("value");
       if (typeof v === "boolean") return v ? "1" : "0";
       const step = c.get("step");
@@ -26,89 +37,209 @@ function keyOf(controls) {
     .join("|");
 }
 
+// A Path2D from float32 vertices and matplotlib's path codes (1 move, 2 line, 3 quadratic,
+// 4 cubic, 79 close); without codes, a polyline. A NaN vertex lifts the pen.
+function pathOf(item) {
+  const xy = floatsOf(item.xy);
+  const codes = item.c ? bytesOf(item.c) : null;
+  const path = new Path2D();
+  const n = xy.length / 2;
+  let pen = false;
+  for (let k = 0; k < n; ) {
+    const code = codes ? codes[k] : k === 0 ? 1 : 2;
+    const x = xy[2 * k], y = xy[2 * k + 1];
+    if (code === 79) {
+      path.closePath();
+      k += 1;
+    } else if (code === 3) {
+      path.quadraticCurveTo(x, y, xy[2 * k + 2], xy[2 * k + 3]);
+      k += 2;
+    } else if (code === 4) {
+      path.bezierCurveTo(x, y, xy[2 * k + 2], xy[2 * k + 3], xy[2 * k + 4], xy[2 * k + 5]);
+      k += 3;
+    } else if (code === 0) {
+      break;
+    } else {
+      if (Number.isNaN(x) || Number.isNaN(y)) pen = false;
+      else if (code === 1 || !pen) (path.moveTo(x, y), (pen = true));
+      else path.lineTo(x, y);
+      k += 1;
+    }
+  }
+  return path;
+}
+
+function paintPath(ctx, item, path, bitmaps) {
+  if (item.fill) {
+    ctx.fillStyle = item.fill;
+    ctx.fill(path);
+  }
+  if (item.hatch && bitmaps.get(item.hatch)) {
+    ctx.fillStyle = ctx.createPattern(bitmaps.get(item.hatch), "repeat");
+    ctx.fill(path);
+  }
+  if (item.stroke) {
+    ctx.strokeStyle = item.stroke;
+    ctx.lineWidth = item.lw;
+    ctx.lineCap = item.cap;
+    ctx.lineJoin = item.join;
+    ctx.miterLimit = 4;
+    ctx.setLineDash(item.dash || []);
+    ctx.lineDashOffset = item.off || 0;
+    ctx.stroke(path);
+  }
+}
+
+function paint(ctx, scene, bitmaps) {
+  for (const item of scene) {
+    ctx.save();
+    if (item.clip) {
+      const [x0, y0, x1, y1] = item.clip;
+      ctx.beginPath();
+      ctx.rect(x0, y0, x1 - x0, y1 - y0);
+      ctx.clip();
+    }
+    if (item.t === "p") {
+      paintPath(ctx, item, pathOf(item), bitmaps);
+    } else if (item.t === "m") {
+      const shape = pathOf(item);
+      const at = floatsOf(item.at);
+      for (let k = 0; k < at.length; k += 2) {
+        ctx.setTransform(1, 0, 0, 1, at[k], at[k + 1]);
+        paintPath(ctx, item, shape, bitmaps);
+      }
+    } else if (item.t === "i" && bitmaps.get(item.id)) {
+      const bitmap = bitmaps.get(item.id);
+      if (item.cells) {
+        ctx.imageSmoothingEnabled = false; // one flat cell per pixel of the bitmap
+        ctx.drawImage(bitmap, item.x, item.y, item.w, item.h);
+      } else {
+        ctx.drawImage(bitmap, item.x, item.y);
+      }
+    }
+    ctx.restore();
+  }
+}
+
 export default {
   async render({ model, el }) {
     el.classList.add("decompkit-figure");
+    el.style.minWidth = "0";
     const note = document.createElement("div");
     note.className = "decompkit-figure-note";
     note.textContent = NOTE;
     note.style.cssText = "display:none;font-style:italic;margin:2px 0 4px 0;";
     const canvas = document.createElement("canvas");
     canvas.style.display = "block";
+    canvas.style.maxWidth = "100%%"; // a saved picture wider than the page shrinks to fit
     canvas.setAttribute("role", "img");
     el.append(note, canvas);
     const ctx = canvas.getContext("2d");
-    const decode = (bytes) => createImageBitmap(new Blob([bytes], { type: "image/png" }));
 
-    // Pictures by setting key, sent ahead by the kernel or shown before: {keyframe, tiles}.
-    const cache = new Map();
-    const remember = (key, entry) => {
-      cache.delete(key);
-      cache.set(key, entry);
-      if (cache.size > %(cache_size)d) cache.delete(cache.keys().next().value);
-    };
-    let key = { number: -1, bitmap: null };
+    // Decoded bitmaps by id (each sent and decoded once), and the background by layout.
+    const bitmaps = new Map();
+    let background = { layout: -1, bitmap: null };
     let token = 0;
-    let shown = null;
+    let changed = null; // when a control's value last changed in this page
+    let shown = null; // the setting on the canvas
+    // Pictures by setting: sent ahead by the kernel, or its answers, most recent last.
+    const pictures = new Map();
+    const remember = (key, scene) => {
+      pictures.delete(key);
+      pictures.set(key, { layout: model.get("layout"), epoch: model.get("epoch"), scene });
+      if (pictures.size > %(pictures)d) pictures.delete(pictures.keys().next().value);
+    };
+    // A setting's picture on the current background and epoch.
+    const which = (key) => `${model.get("layout")}:${model.get("epoch")}:${key}`;
+    const picture = (key) => {
+      const entry = pictures.get(key);
+      const fresh = entry && entry.layout === model.get("layout");
+      return fresh && entry.epoch === model.get("epoch") ? entry.scene : null;
+    };
 
-    async function draw(tiles, seq) {
-      const mine = ++token;
-      const received = performance.now();
-      const number = model.get("keyframe");
-      let keyBitmap = key.number === number ? key.bitmap : decode(model.get("frame"));
-      const bitmaps = Promise.all(tiles.map((t) => decode(t.png)));
-      keyBitmap = await keyBitmap;
-      key = { number, bitmap: keyBitmap };
-      const decoded = await bitmaps;
-      if (mine !== token) return; // a newer picture was asked for meanwhile
-      if (canvas.width !== keyBitmap.width || canvas.height !== keyBitmap.height) {
-        canvas.width = keyBitmap.width;
-        canvas.height = keyBitmap.height;
+    // Paint a scene over the background; false when a bitmap it needs is not here.
+    async function draw(scene, key, seq) {
+      const frame = model.get("frame");
+      if (!frame || !frame.byteLength) return false;
+      const ids = new Set();
+      for (const item of scene) {
+        if (item.id) ids.add(item.id);
+        if (item.hatch) ids.add(item.hatch);
       }
-      canvas.style.width = model.get("css_width") + "px";
-      canvas.style.height = model.get("css_height") + "px";
-      canvas.setAttribute("aria-label", model.get("alt"));
-      ctx.drawImage(keyBitmap, 0, 0);
-      tiles.forEach((t, i) => ctx.drawImage(decoded[i], t.x, t.y));
-      el.dataset.seq = String(seq);
+      if ([...ids].some((id) => !bitmaps.has(id))) return false;
+      const mine = ++token;
+      shown = which(key);
+      const received = performance.now();
+      const layout = model.get("layout");
+      if (background.layout !== layout) background = { layout, bitmap: decode(frame) };
+      const order = [...ids];
+      const [back, ...done] = await Promise.all([
+        background.bitmap,
+        ...order.map((id) => bitmaps.get(id)),
+      ]);
+      if (mine !== token) return true; // a newer picture came meanwhile
+      const ready = new Map(order.map((id, i) => [id, done[i]]));
+      if (canvas.width !== back.width || canvas.height !== back.height) {
+        canvas.width = back.width;
+        canvas.height = back.height;
+        canvas.style.aspectRatio = `${back.width} / ${back.height}`;
+      }
+      const width = model.get("css_width") + "px";
+      if (canvas.style.width !== width) canvas.style.width = width;
+      if (canvas.getAttribute("aria-label") !== model.get("alt")) {
+        canvas.setAttribute("aria-label", model.get("alt"));
+      }
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.drawImage(back, 0, 0);
+      paint(ctx, scene, ready);
+      if (bitmaps.size > %(bitmaps)d) {
+        for (const id of bitmaps.keys()) {
+          if (bitmaps.size <= %(bitmaps)d / 2) break;
+          if (!ids.has(id)) bitmaps.delete(id);
+        }
+      }
+      if (!el.dataset.seq) el.dataset.seq = String(seq);
       el.dispatchEvent(
         new CustomEvent("decompkit-frame", {
           bubbles: true,
-          detail: { seq, received, time: performance.now() },
+          detail: {
+            seq, received, changed, time: performance.now(), kernel: model.get("kernel_ms"),
+          },
         })
       );
+      return true;
     }
 
+    const adopt = (sprites) => {
+      for (const [id, bytes] of Object.entries(sprites || {})) {
+        if (!bitmaps.has(id)) bitmaps.set(id, decode(bytes));
+      }
+    };
     let controls = [];
     const current = () => keyOf(controls);
-    const fresh = (entry) => entry && entry.keyframe === model.get("keyframe");
 
     // A picture from the kernel: draw it, unless the controls have moved on to a setting
     // whose picture is here already (a late answer must not step the figure back).
     function fromKernel() {
-      const frame = model.get("frame");
-      if (!frame || !frame.byteLength) return;
+      adopt(model.get("sprites"));
       const setting = model.get("setting");
-      const tiles = model.get("tiles") || [];
-      const keyframe = model.get("keyframe");
-      remember(setting, { keyframe, tiles });
+      const scene = model.get("scene") || [];
+      remember(setting, scene);
+      el.dataset.answered = String(model.get("seq")); // the kernel's latest answer is here
+      // Judge lateness only against an up-to-date list of controls (an explorer may swap
+      // its sliders, say for another example).
+      const settled = watched === model.get("controls");
       const now = current();
-      if (setting !== now && fresh(cache.get(now))) return fromControls();
-      const id = `${keyframe}:${setting}`;
-      if (id === shown) return;
-      shown = id;
-      draw(tiles, model.get("seq"));
+      if (settled && setting !== now && picture(now)) return fromControls();
+      if (which(setting) !== shown) draw(scene, setting, model.get("seq"));
     }
 
     // A control moved in this page: draw its picture at once if the kernel sent it ahead.
     function fromControls() {
+      changed = performance.now();
       const now = current();
-      const entry = cache.get(now);
-      const id = `${model.get("keyframe")}:${now}`;
-      if (fresh(entry) && id !== shown) {
-        shown = id;
-        draw(entry.tiles, -1);
-      }
+      const scene = picture(now);
+      if (scene && which(now) !== shown) draw(scene, now, -1);
     }
 
     const onMessage = (msg, buffers) => {
@@ -116,27 +247,36 @@ export default {
       if (msg.type === "pong") {
         clearTimeout(timer);
         note.style.display = "none";
-      } else if (msg.type === "ahead") {
-        let b = 0;
-        for (const entry of msg.entries) {
-          const tiles = entry.tiles.map(([x, y]) => ({ x, y, png: buffers[b++] }));
-          remember(entry.key, { keyframe: msg.keyframe, tiles });
-        }
-        // The kernel sends the next pictures only when these arrived: no backlog in the
-        // pipe can hold up the answer to a real change.
-        try {
-          model.send({ type: "ack" });
-        } catch (err) {}
+      } else if (msg.type === "ahead" && msg.layout === model.get("layout")) {
+        const unpack = (v) => (v && typeof v === "object" && "b" in v ? buffers[v.b] : v);
+        const scene = msg.scene.map((item) =>
+          Object.fromEntries(Object.entries(item).map(([k, v]) => [k, unpack(v)]))
+        );
+        adopt(Object.fromEntries(Object.entries(msg.sprites).map(([k, v]) => [k, unpack(v)])));
+        if (msg.epoch === model.get("epoch")) remember(msg.key, scene);
+        if (msg.key === current()) fromControls();
       }
     };
 
+    // The width the notebook gives the figure and the pixel ratio, as one change.
     const ratio = () => Math.min(window.devicePixelRatio || 1, %(max_ratio)s);
+    let reported = model.get("screen") || [0, 1];
     const report = () => {
-      if (model.get("ratio") !== ratio()) {
-        model.set("ratio", ratio());
-        model.save_changes();
-      }
+      const width = Math.floor(el.getBoundingClientRect().width);
+      if (!width || !el.isConnected) return;
+      const screen = [width, ratio()];
+      if (Math.abs(screen[0] - reported[0]) < 4 && screen[1] === reported[1]) return;
+      reported = screen;
+      model.set("screen", screen);
+      model.save_changes();
     };
+    let resizeTimer = null;
+    const resized = () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(report, 120);
+    };
+    const observer = new ResizeObserver(resized);
+    observer.observe(el);
     const media = window.matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
     media.addEventListener("change", report);
 
@@ -155,20 +295,28 @@ export default {
       typeof ref === "string" && ref.startsWith("IPY_MODEL_")
         ? manager.get_model(ref.slice(10))
         : Promise.resolve(ref);
-    try {
-      controls = await Promise.all((model.get("controls") || []).map(resolve));
-    } catch (err) {
-      controls = []; // a saved view without its controls: pictures from the state only
-    }
-    controls.forEach((c) => c.on("change:value", fromControls));
+    const models = async (name) => {
+      try {
+        return await Promise.all((model.get(name) || []).map(resolve));
+      } catch (err) {
+        return []; // a saved view without its controls: the picture only
+      }
+    };
+    let watched = null; // the list of controls that `controls` was resolved from
+    const watch = async () => {
+      const refs = model.get("controls");
+      const resolved = await models("controls");
+      if (refs !== model.get("controls")) return; // a newer list came meanwhile
+      controls.forEach((c) => c.off("change:value change:index", fromControls));
+      controls = resolved;
+      watched = refs;
+      controls.forEach((c) => c.on("change:value change:index", fromControls));
+    };
+    await watch();
+    model.on("change:controls", watch);
+    const stepper = await models("stepper");
 
-    // The stepper's buttons move its slider here, in the page: no round trip for one step.
-    let stepper = [];
-    try {
-      stepper = await Promise.all((model.get("stepper") || []).map(resolve));
-    } catch (err) {
-      stepper = [];
-    }
+    // The stepper's buttons move its slider here, in the page: one message, not two.
     const onClick = (event) => {
       const button = event.target.closest(".decompkit-back, .decompkit-forward");
       if (!button || !stepper.length || button.disabled) return;
@@ -187,6 +335,7 @@ export default {
     const KEYS = {
       ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10,
     };
+    let explorer = null;
     const onKey = (event) => {
       const target = event.target;
       const handle = target && target.closest && target.closest(".noUi-handle");
@@ -212,7 +361,6 @@ export default {
       }
     };
     window.addEventListener("keydown", onKey, true);
-    let explorer = null;
     const attach = () => {
       explorer = el.closest(".decompkit-explorer");
       if (!explorer) return el.isConnected || setTimeout(attach, 50);
@@ -226,10 +374,13 @@ export default {
     report();
     return () => {
       clearTimeout(timer);
+      clearTimeout(resizeTimer);
+      observer.disconnect();
       media.removeEventListener("change", report);
       model.off("change:seq", fromKernel);
-      model.off("msg:custom", onMessage);
+      model.off("change:controls", watch);
       controls.forEach((c) => c.off("change:value", fromControls));
+      model.off("msg:custom", onMessage);
       if (explorer) explorer.removeEventListener("click", onClick, true);
       window.removeEventListener("keydown", onKey, true);
     };

@@ -12,9 +12,20 @@ import math
 
 import ipywidgets as widgets
 from matplotlib.text import Annotation
+from matplotlib.ticker import MaxNLocator
 
 from .. import dag, examples
-from ..plots.dag import CRITICAL_ARROW, CRITICAL_BOX, NORMAL_ARROW, NORMAL_BOX, plot_dag, plot_gantt
+from ..plots._style import GREY
+from ..plots.dag import (
+    CRITICAL_ARROW,
+    CRITICAL_BOX,
+    NORMAL_ARROW,
+    NORMAL_BOX,
+    gantt_frame,
+    place_task,
+    plot_dag,
+    task_artists,
+)
 from ._base import Explorer, int_slider, projector_fonts, rows_html
 
 __all__ = ["DagExplorer", "dag_explorer"]
@@ -50,6 +61,50 @@ def _worked_examples(source):
     return found
 
 
+def _on_whole_pixels(label, renderer):
+    """Move a one-line label by less than a pixel so that its text starts on a whole pixel.
+
+    A bar's label moves with every schedule; Agg draws text to a 64th of a pixel, so each
+    new place would be a new bitmap to render. On whole pixels one bitmap per string serves
+    every place, in the scene and in a full draw alike.
+    """
+    if not label.get_visible():
+        return
+    box = label.get_window_extent(renderer)
+    ax = label.axes
+    to_data = ax.transData.inverted()
+    x, y = label.get_position()
+    px, py = ax.transData.transform((x, y))
+    shift = (round(box.x0) - box.x0, round(box.y0) - box.y0)
+    label.set_position(to_data.transform((px + shift[0], py + shift[1])))
+
+
+def _box_sizes(boxes, renderer) -> dict:
+    """``{node: (width, height)}`` of each task's box in pixels, to a tenth of a pixel."""
+    sizes = {}
+    for node, box in boxes.items():
+        box.update_bbox_position_size(renderer)
+        patch = box.get_bbox_patch()
+        sizes[node] = (round(patch.get_width(), 1), round(patch.get_height(), 1))
+    return sizes
+
+
+#: Round numbers the Gantt chart's time axis may end at (10, 12, 15, 20, 25, ...).
+_AXIS_ENDS = [round(m * 10**k) for k in range(1, 12) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)]
+
+
+def time_axis_end(makespan) -> int:
+    """End of the Gantt chart's time axis: the first round number >= 1.1 x the makespan.
+
+    Examples
+    --------
+    >>> [time_axis_end(m) for m in (0, 9, 18, 21, 30, 95)]
+    [10, 10, 20, 25, 40, 120]
+    """
+    need = 1.1 * makespan
+    return next((end for end in _AXIS_ENDS if end >= need), math.ceil(need))
+
+
 def duration_range(durations) -> int:
     """Upper end of the duration sliders: twice the longest task, at least 10.
 
@@ -73,7 +128,7 @@ class DagExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
         if workers is None:
             workers = getattr(params, "workers", 2) if params is not None else 2
-        super().__init__(figsize=(11.5, 5.0))
+        super().__init__(height=368)
         self.controls = {
             "example": widgets.ToggleButtons(
                 options=[(f"{key}: {ex.name}", key) for key, ex in self.examples.items()],
@@ -81,10 +136,16 @@ class DagExplorer(Explorer):
                 description="example",
                 tooltip="the worked example of the lecture, with your numbers",
                 tooltips=[f"worked example {key} of the lecture" for key in self.examples],
-                style={"button_width": "270px"},
+                style={"button_width": "auto", "description_width": "60px"},
             ),
             "workers": int_slider(
-                "workers", workers, 1, _MAX_WORKERS, "workers", "workers of the list schedule"
+                "workers",
+                workers,
+                1,
+                _MAX_WORKERS,
+                "workers",
+                "workers of the list schedule",
+                style={"description_width": "70px"},
             ),
             "spurious_edge": widgets.Checkbox(
                 value=False,
@@ -105,30 +166,35 @@ class DagExplorer(Explorer):
                 indent=False,
             ),
         }
+        # As many columns of sliders as the notebook's width holds (three at 1100 pixels).
         self.duration_box = widgets.GridBox(
-            layout=widgets.Layout(grid_template_columns="repeat(2, 370px)", grid_gap="0 8px")
+            layout=widgets.Layout(
+                grid_template_columns="repeat(auto-fill, minmax(350px, 1fr))",
+                grid_gap="0 8px",
+                width="100%",
+            )
         )
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
+        self._sliders: dict = {}  # every example's duration sliders, by example
         with projector_fonts():
             self._draw()
         c = self.controls
+        # One row for the example, the workers and the checkboxes at 1100 pixels: the label
+        # beside the buttons, boxes no wider than their text.
+        c["example"].layout = widgets.Layout(display="flex", align_items="center")
+        c["workers"].layout.width = "290px"
+        for name in _OPTIONS:
+            c[name].layout.width = "auto"
+            c[name].layout.margin = "4px 12px 0 0"
         self.options_box = widgets.HBox()
         self.table = widgets.HTML()
         self.table_box = widgets.Accordion([self.table], titles=("every task",))
         self.table_box.selected_index = None
         self.widget = self._box(
             [
-                c["example"],
-                widgets.HBox(
-                    [
-                        widgets.VBox(
-                            [c["workers"], self.options_box],
-                            layout=widgets.Layout(width="330px"),
-                        ),
-                        self.duration_box,
-                    ]
-                ),
+                self._row([c["example"], c["workers"], self.options_box]),
+                self.duration_box,
                 self.view,
                 self.readout,
                 self.table_box,
@@ -138,34 +204,53 @@ class DagExplorer(Explorer):
         self._watch("workers", "spurious_edge", "coordination", "resources")
         c["example"].observe(self._on_example, names="value")
         self._load_example()
-        self.update(full=True)
+        self.update()
 
     # -- controls -------------------------------------------------------------------------------
 
+    def _sliders_of(self, key):
+        """The duration sliders of example ``key``, made on first use and kept: switching
+        back and forth makes no new widgets and keeps each example's numbers."""
+        if key not in self._sliders:
+            example = self.examples[key]
+            high = duration_range(example.durations)
+            self._sliders[key] = {
+                node: int_slider(
+                    f"duration of {node}",
+                    duration,
+                    0,
+                    high,
+                    str(example.labels.get(node, node)),
+                    f"duration of {node} ({example.labels.get(node, node)}) in {example.unit}",
+                    style=_DURATION_STYLE,
+                )
+                for node, duration in example.durations.items()
+            }
+            for slider in self._sliders[key].values():
+                slider.observe(self._on_change, names="value")
+        return self._sliders[key]
+
+    def _keyed(self):
+        # Every example's sliders, in one fixed order: the view's key of a setting then
+        # reads the example's picture as soon as the buttons switch, before the kernel.
+        # Those of the example shown are named as in ``controls``.
+        shown = self.controls["example"].value
+        fixed = [(n, c) for n, c in super()._keyed() if not n.startswith("duration ")]
+        sliders = [
+            (f"duration {node}" if key == shown else f"{key} {node}", slider)
+            for key in EXAMPLES
+            for node, slider in self._sliders_of(key).items()
+        ]
+        return fixed + sliders
+
     def _load_example(self):
-        """Build one duration slider per task of the chosen example, named like its box."""
+        """Show the duration sliders of the chosen example, one per task, named like its box."""
         key = self.controls["example"].value
         self.example = self.examples[key]
-        for node, slider in self.duration_sliders.items():
-            slider.unobserve(self._on_change, names="value")
-            slider.close()
+        for node in self.duration_sliders:
             del self.controls[f"duration {node}"]
-        high = duration_range(self.example.durations)
-        self.duration_sliders = {
-            node: int_slider(
-                f"duration of {node}",
-                duration,
-                0,
-                high,
-                str(self.example.labels.get(node, node)),
-                f"duration of {node} ({self.example.labels.get(node, node)}) in "
-                f"{self.example.unit}",
-                style=_DURATION_STYLE,
-            )
-            for node, duration in self.example.durations.items()
-        }
+        self.duration_sliders = dict(self._sliders_of(key))
         for node, slider in self.duration_sliders.items():
-            slider.observe(self._on_change, names="value")
             self.controls[f"duration {node}"] = slider
         self.duration_box.children = tuple(self.duration_sliders.values())
         c = self.controls
@@ -184,21 +269,29 @@ class DagExplorer(Explorer):
             for name in ("spurious_edge", "coordination", "resources"):
                 c[name].value = False
         self._load_example()
-        self.update(full=True)
+        self.update()
 
     # -- drawing --------------------------------------------------------------------------------
 
     def _draw(self):
         """The two panels; their content follows in the first refresh."""
         self.dag_ax, self.gantt_ax = self.figure.subplots(2, 1, height_ratios=(3, 2))
+        # Whole time steps on the axis (durations are whole units): 0, 5, 10, not 2.5.
+        self.gantt_ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
         self._structure = None
         self._time_axis = 0  # upper end of the Gantt chart's time axis
+        #: Per task its bar, label and tick (for a task of length 0), restyled in place.
+        self.tasks: dict = {}
+        self._makespan_line = self.gantt_ax.axvline(0, color=GREY, linestyle="--", lw=1)
+        self._workers = None  # (workers, unit) the Gantt chart's rows and label are drawn for
 
-    def _draw_dag(self, graph, durations, labels):
+    def _draw_dag(self, graph, durations, labels, unit):
         """Draw the graph anew (its structure changed) and find the artists to restyle."""
         ax = self.dag_ax
-        ax.clear()
-        plot_dag(graph, durations, ax=ax, labels=labels, unit=self.example.unit)
+        for artist in list(ax.texts):  # the task boxes and the arrows between them
+            artist.remove()
+        with projector_fonts():
+            plot_dag(graph, durations, ax=ax, labels=labels, unit=unit)
         boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
         arrows = [t for t in ax.texts if isinstance(t, Annotation)]
         # plot_dag writes each task's label on the first line of its box.
@@ -208,23 +301,9 @@ class DagExplorer(Explorer):
         self.edge_arrows = {
             (where[tuple(arrow.xyann)], where[tuple(arrow.xy)]): arrow for arrow in arrows
         }
-        # The arrows change colour with the critical path only. The task boxes, the title and
-        # the Gantt chart's axes (time scale, worker rows) do not overlap: each is repainted
-        # alone when it changes. The bars change with every control.
-        self._set_layers(
-            arrows, [*self.node_boxes.values(), ax.title, self.gantt_ax], [], sprites=1
-        )
-        self._relayout = True
-
-    def _before_layers(self):
-        # plot_dag clips each arrow at the boxes of its two tasks, so the boxes must sit where
-        # they will be drawn before any arrow is painted.
-        renderer = self.figure.canvas.get_renderer()
-        for box in self.node_boxes.values():
-            box.update_bbox_position_size(renderer)
 
     def _restyle_dag(self, graph, durations, cp, labels):
-        """Show new durations in place: box texts, critical colours, arrows and title.
+        """Show new durations in place: box texts, critical colours and arrows.
 
         Same texts and colours as :func:`~decompkit.plots.dag.plot_dag` (a test checks it).
         """
@@ -236,32 +315,81 @@ class DagExplorer(Explorer):
             box.get_bbox_patch().set(**(CRITICAL_BOX if node in path else NORMAL_BOX))
         for edge, arrow in self.edge_arrows.items():
             arrow.arrow_patch.set(**(CRITICAL_ARROW if edge in path_edges else NORMAL_ARROW))
-        unit = self.example.unit
-        self.dag_ax.title.set_text(
-            f"Critical path, {_fmt(cp.makespan)} {unit} of {_fmt(cp.serial_time)} in total: "
-            + " → ".join(str(v) for v in cp.path)
-        )
 
-    def _draw_gantt(self, schedule, cp, labels):
-        """Replace the Gantt chart's bars, labels and title (the last layer)."""
+    def _draw_gantt(self, schedule, cp, labels, unit):
+        """Move and restyle the Gantt chart's bars, labels, makespan line and title."""
         ax = self.gantt_ax
-        for artist in (*ax.patches, *ax.texts, *ax.lines, *ax.collections):
-            artist.remove()
-        ax.containers.clear()
-        plot_gantt(schedule, ax=ax, critical=cp, labels=labels, unit=self.example.unit)
-        # A steady time axis while a slider moves: the bars move, not the scale. It changes
-        # only when the makespan leaves the range or fills less than half of it.
-        low, high = 0.5 * self._time_axis, self._time_axis
-        if not low <= schedule.makespan <= high:
-            self._time_axis = math.ceil(1.25 * max(schedule.makespan, 1))
-        ax.set_xlim(0, self._time_axis)
-        self._replace_layer(-1, [*ax.patches, *ax.lines, *ax.collections, *ax.texts, ax.title])
+        if set(self.tasks) != set(schedule.start):  # another example, or the coordination
+            for artist in (a for task in self.tasks.values() for a in task):
+                artist.remove()
+            self.tasks = {node: task_artists(ax) for node in schedule.start}
+        if (schedule.workers, unit) != self._workers:
+            gantt_frame(ax, schedule, unit)
+            self._workers = (schedule.workers, unit)
+        # A steady time axis while a slider moves: the bars move, not the scale, which steps
+        # along round numbers. It depends on the setting alone (a picture made ahead must be
+        # the picture of its setting, whatever was drawn before).
+        end = time_axis_end(schedule.makespan)
+        if end != self._time_axis:
+            self._time_axis = end
+            ax.set_xlim(0, end)
+        on_path = set(cp.path)
+        renderer = self.figure.canvas.get_renderer()
+        for node, task in self.tasks.items():
+            place_task(task, schedule, node, on_path, labels, self._time_axis)
+            _on_whole_pixels(task[1], renderer)
+        self._makespan_line.set_xdata([schedule.makespan] * 2)
 
-    def _plan(self):
-        """Graph, durations and resources of the current setting."""
-        ex = self.example
+    def _declare_scene(self, structure, schedule, on_path):
+        """The artists each update records, with the keys that tell when they look the same.
+
+        The axes (frame, ticks, labels) change with the structure or the scale only; a box
+        with its text and rim; an arrow with its colour and the sizes of the two boxes it
+        joins (it ends at their outlines); a bar, its label and tick with the task's place in
+        the schedule and the scale.
+        """
+        gantt = self.gantt_ax
+        scale = (self._workers, gantt.get_xlim())
+        keys = {self.dag_ax: ("dag", structure), gantt: ("gantt", scale)}
+        sizes = _box_sizes(self.node_boxes, self.figure.canvas.get_renderer())
+        for node, box in self.node_boxes.items():
+            keys[box] = ("box", structure, node, box.get_text(), node in on_path)
+        for (u, v), arrow in self.edge_arrows.items():
+            style = arrow.arrow_patch.get_edgecolor()
+            keys[arrow] = ("arrow", structure, u, v, tuple(style), sizes[u], sizes[v])
+        for title in (self.dag_ax.title, gantt.title):
+            keys[title] = ("title", id(title), title.get_text())
+        for node, task in self.tasks.items():
+            place = (schedule.start[node], schedule.finish[node], schedule.worker[node])
+            shows = (task[1].get_text(), task[0].get_visible(), task[2].get_visible())
+            for i, artist in enumerate(task):
+                keys[artist] = ("task", i, node, place, node in on_path, shows, scale)
+        keys[self._makespan_line] = ("makespan", schedule.makespan, scale)
+        self._set_scene(
+            self.dag_ax,
+            *self.edge_arrows.values(),
+            *self.node_boxes.values(),
+            self.dag_ax.title,
+            gantt,
+            # In the order of a full draw (by zorder): bars, lines, the frame, then labels.
+            *(bar for bar, _, _ in self.tasks.values()),
+            *(tick for _, _, tick in self.tasks.values()),
+            self._makespan_line,
+            *self._spines(gantt),
+            *(label for _, label, _ in self.tasks.values()),
+            gantt.title,
+        )
+        for spine in self._spines(gantt):
+            keys[spine] = ("spine", id(spine), scale)
+        self._scene_keys.update(keys)
+
+    def _plan(self, key):
+        """Graph, durations and resources of the setting, for example ``key``."""
+        ex = self.examples[key]
+        shown = self.controls["example"].value
         graph = {node: list(preds) for node, preds in ex.graph.items()}
-        durations = {node: self._value(f"duration {node}") for node in self.duration_sliders}
+        names = {node: f"duration {node}" if key == shown else f"{key} {node}" for node in ex.graph}
+        durations = {node: self._value(names[node]) for node in self._sliders_of(key)}
         if self._value("spurious_edge") and ex.spurious_edge is not None:
             graph = ex.with_edge(*ex.spurious_edge)
         if self._value("coordination") and ex.coordination:
@@ -271,29 +399,35 @@ class DagExplorer(Explorer):
         return graph, durations, resources
 
     def _refresh(self):
-        graph, durations, resources = self._plan()
+        key = self._value("example")  # the example shown, or the other one made ahead
+        ex = self.examples[key]
+        graph, durations, resources = self._plan(key)
         workers = self._value("workers")
         cp = dag.critical_path(graph, durations)
         schedule = dag.list_schedule(graph, durations, workers, resources=resources)
-        ex = self.example
         labels = {examples.COORDINATE: "coordination", **ex.labels}
         structure = (ex.name, tuple((node, tuple(preds)) for node, preds in graph.items()))
         if structure != self._structure:
-            self._draw_dag(graph, durations, labels)
+            self._draw_dag(graph, durations, labels, ex.unit)
             self._structure = structure
         else:
             self._restyle_dag(graph, durations, cp, labels)
-        self._draw_gantt(schedule, cp, labels)
-        renderer = self.figure.canvas.get_renderer()
-        sizes = []
-        for box in self.node_boxes.values():  # a box grows with its text: arrows clip at it
-            box.update_bbox_position_size(renderer)
-            sizes.append(round(box.get_bbox_patch().get_width(), 1))
-        self._keys[:] = [
-            (structure, tuple(cp.path), tuple(sizes)),
-            (structure, tuple(durations.items()), workers, self.gantt_ax.get_xlim()),
-        ]
+        self._draw_gantt(schedule, cp, labels, ex.unit)
+        # Short titles that change with the path and the makespans only: the totals and the
+        # share of busy time are in the readout right under the figure.
+        unit = ex.unit
+        self.dag_ax.set_title(
+            f"Critical path {' → '.join(map(str, cp.path))}: {_fmt(cp.makespan)} {unit}",
+            fontsize=10,
+        )
+        self.gantt_ax.set_title(
+            f"List schedule on {workers} worker{'s' if workers > 1 else ''}: "
+            f"makespan {_fmt(schedule.makespan)} {unit}",
+            fontsize=10,
+        )
+        self._declare_scene(structure, schedule, on_path=set(cp.path))
         speedup = examples.speedup(cp.serial_time, schedule.makespan) if schedule.makespan else 1
+        busy = schedule.work / (workers * schedule.makespan) if schedule.makespan else 0.0
         rows = [
             (
                 labels[node],
@@ -311,8 +445,8 @@ class DagExplorer(Explorer):
             f"<p>Critical path {html.escape(' → '.join(map(str, cp.path)))}: "
             f"{_fmt(cp.makespan)} {ex.unit} with any number of workers; serial "
             f"{_fmt(cp.serial_time)} {ex.unit}; list schedule on {workers} worker"
-            f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit}, "
-            f"speed-up {speedup:.2f}x.</p>",
+            f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit} "
+            f"({100 * busy:.0f} % busy), speed-up {speedup:.2f}x.</p>",
         )
         self._text(
             self.table,
@@ -364,8 +498,7 @@ def dag_explorer(params=None, example="A", workers=None):
     of the example on screen: A's spurious edge
     (:meth:`~decompkit.examples.WorkedExample.with_edge`), B's coordination tax
     (:meth:`~decompkit.examples.WorkedExample.with_coordination`) and B's shared lock
-    (``resources``). Every update redraws both panels on the same figure with the layout
-    fixed; switching the example lays the figure out again.
+    (``resources``). Every update redraws both panels on the same figure, on a fixed layout.
 
     Examples
     --------

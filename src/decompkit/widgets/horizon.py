@@ -60,7 +60,7 @@ class HorizonExplorer(Explorer):
                 f"seed must be None, an integer >= 0 or a numpy.random.Generator, got {seed!r}"
             ) from None
         self.seed = seed
-        super().__init__(figsize=(11.5, 4.25))
+        super().__init__(height=360)
         self.controls = {
             "p": float_slider(
                 "p",
@@ -114,11 +114,15 @@ class HorizonExplorer(Explorer):
         c = self.controls
         self.widget = self._box(
             [
-                widgets.HBox(
-                    [widgets.VBox([c["p"], c["q"]]), widgets.VBox([c["n"], c["budget_factor"]])]
+                self._row(
+                    [
+                        widgets.VBox([c["p"], c["q"]]),
+                        widgets.VBox([c["n"], c["budget_factor"]]),
+                        widgets.VBox([c["monte_carlo"], self.progress]),
+                    ]
                 ),
                 self.view,
-                widgets.HBox([c["monte_carlo"], self.progress, self.mc_label]),
+                self.mc_label,
                 self.readout,
                 self.status,
             ]
@@ -194,25 +198,26 @@ class HorizonExplorer(Explorer):
         for ax in (by_n, by_q, grounded):
             ax.set_title(textwrap.fill(ax.get_title(), 40), fontsize=10)
         self.sweep_title = by_q.title
-        # The reference curves move with p and the budget factor only; the rest with q and n.
-        self._set_layers(
-            [
-                *self.reference_lines,
-                *self.survival_lines[:k],
-                *self.half_life_points[:k],
-            ],
-            [
-                self.success_line,
-                self.n_marker,
-                self.sweep_line,
-                self.mc_points,
-                self.mc_bars,
-                self.q_marker,
-                self.sweep_title,
-                self.grounded_line,
-                self.half_life_points[k],
-                self.budget_marker,
-            ],
+        # The reference curves move with p and the budget factor only: recorded anew only then.
+        self._references = [
+            *self.reference_lines,
+            *self.survival_lines[:k],
+            *self.half_life_points[:k],
+        ]
+        self._drawn_for = None  # (p, gamma) of the reference curves
+        self._set_scene(
+            *self._references,
+            self.success_line,
+            self.n_marker,
+            self.sweep_line,
+            self.mc_points,
+            self.mc_bars,
+            self.q_marker,
+            self.sweep_title,
+            self.grounded_line,
+            self.half_life_points[k],
+            self.budget_marker,
+            *self._spines(by_n, by_q, grounded),
         )
 
     def _setting(self):
@@ -222,8 +227,14 @@ class HorizonExplorer(Explorer):
     def _refresh(self):
         p, q, n, gamma, budget = self._setting()
         budgets = np.rint(gamma * self.ns).astype(np.int64)
-        for line, ref_q in zip(self.reference_lines, self.reference_qs, strict=True):
-            line.set_ydata(markov.success_exact(self.ns, p, ref_q, budgets))
+        if self._drawn_for != (p, gamma):
+            for line, ref_q in zip(self.reference_lines, self.reference_qs, strict=True):
+                line.set_ydata(markov.success_exact(self.ns, p, ref_q, budgets))
+            self._drawn_for = (p, gamma)
+        for i, artist in enumerate(self._references):
+            self._scene_keys[artist] = ("reference", i, p, gamma)
+        for i, spine in enumerate(self._spines(*self.figure.axes)):
+            self._scene_keys[spine] = ("spine", i)
         curve = markov.success_exact(self.ns, p, q, budgets)
         self.success_line.set_ydata(curve)
         self.n_marker.set_xdata([n, n])
@@ -243,7 +254,6 @@ class HorizonExplorer(Explorer):
             point.set_data(([half], [0.5]) if half <= t[-1] else ([], []))
         grounded = self.grounded_line.get_ydata()
         self.budget_marker.set_xdata([budget, budget])
-        self._keys[0] = (p, gamma)
         self._show_monte_carlo()
 
         table = markov.reference_table(p, gamma, qs=(q,))
@@ -309,6 +319,8 @@ class HorizonExplorer(Explorer):
             f"{inside}/{len(self.mc_qs)} intervals hold the exact value"
         )
         self.status.value = ""
+        self._forget_ahead()  # the pictures of other q now show the points too
+        self._restore()
         self._show_monte_carlo()
         self.render()
 

@@ -47,7 +47,7 @@ class ReliabilityExplorer(Explorer):
             raise ValueError(f"n_max must be an integer >= 1, got {n_max!r}")
         if isinstance(kappa_max, bool) or not isinstance(kappa_max, int) or kappa_max < 1:
             raise ValueError(f"kappa_max must be an integer >= 1, got {kappa_max!r}")
-        super().__init__(figsize=(11.0, 4.0))
+        super().__init__(height=336)
         self.controls = {
             "p": float_slider(
                 "p",
@@ -90,16 +90,18 @@ class ReliabilityExplorer(Explorer):
         self.steps = np.arange(0, n_max + 1)
         with projector_fonts():
             self._draw()
+        # The readout beside the sliders, not under the figure: one screen for all of it.
+        self.readout.layout = widgets.Layout(width="460px", margin="0 0 0 16px")
         self.widget = self._box(
             [
-                widgets.HBox(
+                self._row(
                     [
                         widgets.VBox([self.controls[k] for k in ("p", "n", "kappa")]),
                         widgets.VBox([self.controls[k] for k in ("d", "phi")]),
+                        self.readout,
                     ]
                 ),
                 self.view,
-                self.readout,
                 self.status,
             ]
         )
@@ -143,12 +145,21 @@ class ReliabilityExplorer(Explorer):
         )
         grid = np.linspace(0.0, 1.0, _PLANE_RESOLUTION)
         self._plane_d, self._plane_phi = np.meshgrid(grid, grid)
-        # The shading, its colour scale and the title change with p only; the diagonal and the
-        # labels drawn over the shading are repainted with it so that they stay on top.
+        # The shading, its colour scale and the title change with p only (the colour bar is
+        # recorded again only then); the diagonal and the labels drawn over the shading go
+        # with it, so that they stay on top.
         on_top = [a for a in (*right.lines, *right.texts) if a is not self.point]
-        self._set_layers(
-            [self.plane, *on_top, self.plane_title, self.colorbar.ax],
-            [*self.lines.values(), self.marker, self.point],
+        self._with_p = [self.plane, *on_top, self.plane_title, self.colorbar.ax]
+        self._frames = self._spines(left, right)
+        self._set_scene(
+            *self.lines.values(),
+            self.marker,
+            self.plane,
+            *on_top,
+            self.point,
+            self.plane_title,
+            self.colorbar.ax,
+            *self._frames,
         )
 
     def _refresh(self):
@@ -172,7 +183,10 @@ class ReliabilityExplorer(Explorer):
         limit = max(float(np.abs(gain).max()), 1e-12)
         self.plane.set_clim(-limit, limit)
         self.plane_title.set_text(self._plane_title_format.format(p=p))
-        self._keys[0] = p
+        for i, artist in enumerate(self._with_p):
+            self._scene_keys[artist] = ("with p", i, p)
+        for i, spine in enumerate(self._frames):
+            self._scene_keys[spine] = ("spine", i)
         self.point.set_data([d], [phi])
         verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
         self._text(
@@ -191,7 +205,7 @@ class ReliabilityExplorer(Explorer):
                 header=("", "per step", f"chain of n = {n}"),
             )
             + (
-                f"<p>The check {html.escape(verdict)}. "
+                f'<p class="decompkit-note">The check {html.escape(verdict)}. '
                 f"Retry until pass: E[attempts] = {_fmt(attempts)}; "
                 f"undetected floor (1-p)(1-d) = {_fmt(rel.undetected_floor(p, d))}; "
                 f"half-life of the bare chain = {_fmt(rel.half_life(p))} steps.</p>"

@@ -90,7 +90,7 @@ def _states_after(result, graph, k) -> dict:
 class TraceStepper(Explorer):
     """Buttons and a slider over the events of a scheduler trace; see :func:`trace_stepper`."""
 
-    def __init__(self, result, *, window=4):
+    def __init__(self, result, *, window=2):
         if not all(hasattr(result, a) for a in ("events", "graph", "makespan", "workers")):
             raise ValueError(
                 "result must be what decompkit.scheduler.schedule or run_with_repair returned, "
@@ -101,7 +101,7 @@ class TraceStepper(Explorer):
         self.result = result
         self.window = window
         self.events = list(result.events)
-        super().__init__(figsize=(11.5, 4.25))
+        super().__init__(height=360)
         n = len(self.events)
         self.controls = {
             "back": widgets.Button(description="◀ back", tooltip="one event back"),
@@ -130,7 +130,7 @@ class TraceStepper(Explorer):
         # The event table goes under the figure: beside it, it squeezed the figure.
         self.widget = self._box(
             [
-                widgets.HBox([c["back"], c["forward"], c["event"], self.readout]),
+                self._row([c["back"], c["forward"], c["event"], self.readout]),
                 self.view,
                 self.table,
                 self.status,
@@ -169,29 +169,33 @@ class TraceStepper(Explorer):
             ax.set_xlabel(textwrap.fill(ax.get_xlabel(), 60))  # the panel is half the width
             boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
             by_text = {box.get_text(): box for box in boxes}
-            arrows = [t for t in ax.texts if isinstance(t, Annotation)]
-            self._plans[key] = (ax, {node: by_text[str(node)] for node in graph}, arrows)
+            nodes = {node: by_text[str(node)] for node in graph}
+            where = {tuple(box.get_position()): node for node, box in nodes.items()}
+            arrows = {
+                (where[tuple(a.xyann)], where[tuple(a.xy)]): a
+                for a in ax.texts
+                if isinstance(a, Annotation)
+            }
+            self._plans[key] = (ax, nodes, arrows)
         for ax, _, _ in self._plans.values():
             ax.set_visible(False)
-        self.dag_ax, self.node_boxes, arrows = self._plans[key]
+        self.dag_ax, self.node_boxes, self.edge_arrows = self._plans[key]
         self.dag_ax.set_visible(True)
-        # The plan's axes and arrows change with the plan only; each event recolours a box or
-        # two, repainted one by one (sprites); the time cursor moves with every event.
-        self._set_layers(
-            [self.dag_ax],
-            arrows,  # keyed by the boxes' sizes too: the arrows end at their outlines
-            [*self.node_boxes.values(), self.dag_ax.title],
-            [self.cursor],
-            sprites=2,
-            keep_background=True,  # every plan's axes is hidden or layered: none is static
+        self._set_scene(
+            self.dag_ax,
+            *self.edge_arrows.values(),
+            *self.node_boxes.values(),
+            self.dag_ax.title,
+            self.cursor,
+            *self._spines(self.gantt_ax),
         )
 
-    def _before_layers(self):
-        # plot_dag clips each arrow at the boxes of its two tasks, so the boxes must sit where
-        # they will be drawn before any arrow is painted.
-        renderer = self.figure.canvas.get_renderer()
-        for box in self.node_boxes.values():
-            box.update_bbox_position_size(renderer)
+    def _after_layout(self):
+        # Later versions of the plan sit exactly where the layout put the first one.
+        first = next(iter(self._plans.values()))[0] if self._plans else None
+        for ax, _, _ in self._plans.values():
+            if ax is not first:
+                ax.set_position(first.get_position())
 
     def _refresh(self):
         c = self.controls
@@ -202,21 +206,27 @@ class TraceStepper(Explorer):
             self._show_graph(key, graph)
             self._graph_key = key
         states = _states_after(self.result, graph, k)
-        renderer = self.figure.canvas.get_renderer()
-        sizes = []
         for node, box in self.node_boxes.items():
             face, ink, hatch = STATES[states[node]]
             box.set_text(f"{node}\n{states[node]}")
             box.get_bbox_patch().set(facecolor=face, hatch=hatch)
             box.set_color(ink)
-            box.update_bbox_position_size(renderer)
-            sizes.append(round(box.get_bbox_patch().get_width(), 1))
         current = self.events[k - 1] if k else None
         time = current.time if current else 0
         self.cursor.set_xdata([time, time])
-        self._keys[:] = [key, (key, tuple(sizes)), k]
         what = f"{current.kind} {current.node}" if current else "before the first event"
         self.dag_ax.title.set_text(f"After event {k} of {len(self.events)} ({what}), t = {time:g}")
+        # The plan's axes (frame and labels) changes with the plan only, a box with its state,
+        # an arrow with the boxes it joins (it ends at their outlines); the cursor always.
+        keys = self._scene_keys
+        keys[self.dag_ax] = ("plan", key)
+        for node, box in self.node_boxes.items():
+            keys[box] = ("box", key, node, states[node])
+        for (u, v), arrow in self.edge_arrows.items():
+            keys[arrow] = ("arrow", key, u, v, states[u], states[v])
+        keys[self.dag_ax.title] = ("title", self.dag_ax.title.get_text())
+        for i, spine in enumerate(self._spines(self.gantt_ax)):
+            keys[spine] = ("spine", i)
         self._text(c["back"], k == c["event"].min, "disabled")
         self._text(c["forward"], k == c["event"].max, "disabled")
         counts = {s: sum(1 for v in states.values() if v == s) for s in STATES}
@@ -249,7 +259,7 @@ class TraceStepper(Explorer):
         return rows_html(rows, header=("#", *_COLUMNS), current=current) + note
 
 
-def trace_stepper(result, *, window=4):
+def trace_stepper(result, *, window=2):
     r"""Step through a scheduler trace: the plan coloured by state, the Gantt chart, the events.
 
     Parameters
