@@ -695,12 +695,20 @@ def test_trace_steps_match_a_full_draw(trace_ex):
             assert _share_of_pixels_unlike_a_full_draw(trace_ex) < SCENE_TOLERANCE
 
 
+def test_the_view_keeps_its_ipywidgets_layout(any_ex):
+    """The browser styles every widget view from its ``layout`` model: a trait of the same
+    name holding anything else breaks the view in the page."""
+    import ipywidgets
+
+    assert isinstance(any_ex.view.layout, ipywidgets.Layout)
+
+
 def test_an_update_sends_no_picture_only_the_scene(any_ex):
     """After the first picture a slider change sends the scene, no new background."""
-    layout = any_ex.view.layout
+    backdrop = any_ex.view.backdrop
     control = next(iter(sliders(any_ex).values()))
     control.value = other_value(control)
-    assert any_ex.view.layout == layout
+    assert any_ex.view.backdrop == backdrop
     assert all(item["t"] in ("p", "m", "i") for item in any_ex.view.scene)
     assert set(any_ex.view.sprites) == {
         sid for item in any_ex.view.scene for sid in (item.get("id"), item.get("hatch")) if sid

@@ -146,14 +146,14 @@ export default {
     const pictures = new Map();
     const remember = (key, scene) => {
       pictures.delete(key);
-      pictures.set(key, { layout: model.get("layout"), epoch: model.get("epoch"), scene });
+      pictures.set(key, { layout: model.get("backdrop"), epoch: model.get("epoch"), scene });
       if (pictures.size > %(pictures)d) pictures.delete(pictures.keys().next().value);
     };
     // A setting's picture on the current background and epoch.
-    const which = (key) => `${model.get("layout")}:${model.get("epoch")}:${key}`;
+    const which = (key) => `${model.get("backdrop")}:${model.get("epoch")}:${key}`;
     const picture = (key) => {
       const entry = pictures.get(key);
-      const fresh = entry && entry.layout === model.get("layout");
+      const fresh = entry && entry.layout === model.get("backdrop");
       return fresh && entry.epoch === model.get("epoch") ? entry.scene : null;
     };
 
@@ -170,7 +170,7 @@ export default {
       const mine = ++token;
       shown = which(key);
       const received = performance.now();
-      const layout = model.get("layout");
+      const layout = model.get("backdrop");
       if (background.layout !== layout) background = { layout, bitmap: decode(frame) };
       const order = [...ids];
       const [back, ...done] = await Promise.all([
@@ -247,7 +247,7 @@ export default {
       if (msg.type === "pong") {
         clearTimeout(timer);
         note.style.display = "none";
-      } else if (msg.type === "ahead" && msg.layout === model.get("layout")) {
+      } else if (msg.type === "ahead" && msg.backdrop === model.get("backdrop")) {
         const unpack = (v) => (v && typeof v === "object" && "b" in v ? buffers[v.b] : v);
         const scene = msg.scene.map((item) =>
           Object.fromEntries(Object.entries(item).map(([k, v]) => [k, unpack(v)]))

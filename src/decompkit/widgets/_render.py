@@ -465,8 +465,9 @@ class FigureView(anywidget.AnyWidget):
     ----------
     frame : bytes
         PNG of the background, at ``ratio`` device pixels per CSS pixel.
-    layout : int
-        Counts the backgrounds sent (a new layout, size or pixel density).
+    backdrop : int
+        Counts the backgrounds sent (a new layout, size or pixel density). Not ``layout``:
+        that trait is the view's ``ipywidgets.Layout``, which the browser side styles.
     scene : list of dict
         The drawing commands of the moving artists (see :class:`SceneRecorder`).
     sprites : dict of str to bytes
@@ -504,7 +505,7 @@ class FigureView(anywidget.AnyWidget):
         "pictures": _BROWSER_PICTURES,
     }
     frame = traitlets.Bytes(b"").tag(sync=True)
-    layout = traitlets.Int(0).tag(sync=True)
+    backdrop = traitlets.Int(0).tag(sync=True)
     scene = traitlets.List().tag(sync=True)
     sprites = traitlets.Dict().tag(sync=True)
     seq = traitlets.Int(0).tag(sync=True)
@@ -553,7 +554,7 @@ class FigureView(anywidget.AnyWidget):
         message = {
             "type": "ahead",
             "key": key,
-            "layout": self.layout,
+            "backdrop": self.backdrop,
             "epoch": self.epoch,
             "scene": scene,
             "sprites": new,
@@ -569,7 +570,7 @@ class FigureView(anywidget.AnyWidget):
             sent = 0
             if background is not None:
                 self.frame = background
-                self.layout += 1
+                self.backdrop += 1
                 sent += len(background)
             if set(used) != set(self.sprites):
                 sent += sum(len(png) for png in used.values())
