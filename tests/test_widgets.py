@@ -950,3 +950,62 @@ def test_a_new_view_gets_the_pictures_ahead_again(rel_ex):
     assert _made_ahead(rel_ex, rel_ex.update) == {}  # the view has them all
     rel_ex.view._answer(rel_ex.view, {"type": "ping"}, [])  # the page was reloaded
     assert len(_made_ahead(rel_ex, rel_ex.update)) >= 4
+
+
+def _watch_pictures(explorer) -> list:
+    """Record every picture ``explorer`` sends, as ``(css size, scene)`` with each bitmap's
+    PNG in place of its id (ids differ between explorers, bitmaps do not)."""
+    sent, show = [], explorer.view.show
+
+    def record(items, used, css_size, **kwargs):
+        sent.append((tuple(round(v) for v in css_size), _scene_by_bitmap(items, used)))
+        return show(items, used, css_size, **kwargs)
+
+    explorer.view.show = record
+    return sent
+
+
+def _scene_by_bitmap(items, used):
+    return [{k: used.get(v, v) if k in ("id", "hatch") else v for k, v in i.items()} for i in items]
+
+
+def test_a_handler_in_another_thread_waits_for_the_picture_being_made():
+    """ipykernel 7 may run a widget message's handler (here: the page's width) in a subshell
+    thread while the main thread's loop makes pictures ahead. Each waits for the other, so
+    every picture sent is its setting's picture at its width: one setting here, the same
+    picture as a quiet explorer's at each width."""
+    import threading
+    import time
+
+    widths = (700, 1100, 900, 1000)
+    expected = {}
+    for width in widths:
+        quiet = DagExplorer(example="B", workers=3)
+        pictures = _watch_pictures(quiet)
+        quiet.view.screen = [width, 1.0]
+        size, scene = pictures[-1]
+        expected[size] = scene
+    explorer = DagExplorer(example="B", workers=3)
+    explorer.update(full=True)
+    sent = _watch_pictures(explorer)
+    stop = threading.Event()
+
+    async def make_ahead():
+        for _ in range(15):
+            explorer.update()  # plans the pictures ahead in this thread's loop
+            for _ in range(40):
+                await asyncio.sleep(0.002)
+        stop.set()
+
+    worker = threading.Thread(target=lambda: asyncio.run(make_ahead()))
+    worker.start()
+    changes = 0
+    while not stop.is_set():
+        explorer.view.screen = [widths[changes % len(widths)], 1.0]
+        changes += 1
+        time.sleep(0.003)
+    worker.join()
+    resized = [(size, scene) for size, scene in sent if size in expected]
+    assert changes > 10 and len(resized) > 10
+    wrong = [size for size, scene in resized if scene != expected[size]]
+    assert not wrong, f"{len(wrong)} of {len(resized)} pictures mix two states"

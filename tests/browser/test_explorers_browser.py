@@ -93,6 +93,8 @@ def test_each_explorer_fits_a_projector_and_is_screenshotted(
             f"shows {visible:.0f} at 1280 x 720"
         )
         assert whole["width"] <= SCREEN[0], name
+    # What the screenshots show is the controls' setting, drawn for the width now offered.
+    _assert_canvases_show_the_kernels_pictures(page, lab_server, artifacts, f"at rest in {ui}")
 
 
 def test_arrow_keys_move_a_slider_in_notebook_7(projector_page, lab_server, explorers_notebook):
@@ -121,6 +123,39 @@ def _pixels(png: bytes):
         return np.asarray(image.convert("RGB")).astype(int)
 
 
+def _assert_canvases_show_the_kernels_pictures(page, server, artifacts, when: str) -> None:
+    """Every explorer's canvas against the kernel's full matplotlib draw of its current
+    setting: a new cell, run in the same kernel, writes those pictures into the folder."""
+    files = [server.root / f"kernel-{i}.png" for i in range(len(bench.EXPLORERS))]
+    for f in files:
+        f.unlink(missing_ok=True)
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.type(_SAVE_PICTURES)
+    page.keyboard.press("Shift+Enter")
+    deadline = time.monotonic() + 30
+    while not all(f.exists() and f.stat().st_size for f in files):
+        assert time.monotonic() < deadline, "the kernel did not save its pictures"
+        time.sleep(0.2)
+    time.sleep(0.5)  # the last write may still be under way
+    for index, name in enumerate(bench.EXPLORERS):
+        url = page.evaluate(_CANVAS_PNG, index)
+        canvas = _pixels(base64.b64decode(url.split(",", 1)[1]))
+        kernel = _pixels(files[index].read_bytes())
+        assert canvas.shape == kernel.shape, f"{name} {when}"
+        differs = np.abs(canvas - kernel).max(axis=-1) > CANVAS_DIFFERENCE
+        if differs.mean() >= CANVAS_SHARE:
+            stem = artifacts / f"canvas-{when.replace(' ', '-')}-{name.replace(' ', '-')}"
+            Image.fromarray(canvas.astype(np.uint8)).save(f"{stem}-browser.png")
+            Image.fromarray(kernel.astype(np.uint8)).save(f"{stem}-matplotlib.png")
+        assert differs.mean() < CANVAS_SHARE, (
+            f"{name} {when}: {100 * differs.mean():.2f} % of the pixels differ from"
+            f" matplotlib's (both pictures in {artifacts})"
+        )
+
+
 def test_the_canvas_paints_what_matplotlib_draws(
     projector_page, lab_server, explorers_notebook, artifacts
 ):
@@ -133,34 +168,7 @@ def test_the_canvas_paints_what_matplotlib_draws(
         handle = bench.find_control(bench.explorer_root(page, index), label, kind)
         handle.focus()
         bench.one_change(page, index, lambda: page.keyboard.press("ArrowLeft"))
-    # A new cell, run in the same kernel, writes the kernel's pictures into the notebook's
-    # folder.
-    page.locator(".jp-Notebook .jp-Cell").last.click()
-    page.keyboard.press("Escape")
-    page.keyboard.press("b")
-    page.keyboard.press("Enter")
-    page.keyboard.type(_SAVE_PICTURES)
-    page.keyboard.press("Shift+Enter")
-    files = [lab_server.root / f"kernel-{i}.png" for i in range(len(bench.EXPLORERS))]
-    deadline = time.monotonic() + 30
-    while not all(f.exists() and f.stat().st_size for f in files):
-        assert time.monotonic() < deadline, "the kernel did not save its pictures"
-        time.sleep(0.2)
-    time.sleep(0.5)  # the last write may still be under way
-    for index, name in enumerate(bench.EXPLORERS):
-        url = page.evaluate(_CANVAS_PNG, index)
-        canvas = _pixels(base64.b64decode(url.split(",", 1)[1]))
-        kernel = _pixels(files[index].read_bytes())
-        assert canvas.shape == kernel.shape, name
-        differs = np.abs(canvas - kernel).max(axis=-1) > CANVAS_DIFFERENCE
-        if differs.mean() >= CANVAS_SHARE:
-            stem = artifacts / f"canvas-{name.replace(' ', '-')}"
-            Image.fromarray(canvas.astype(np.uint8)).save(f"{stem}-browser.png")
-            Image.fromarray(kernel.astype(np.uint8)).save(f"{stem}-matplotlib.png")
-        assert differs.mean() < CANVAS_SHARE, (
-            f"{name}: {100 * differs.mean():.2f} % of the pixels differ from matplotlib's"
-            f" (both pictures in {artifacts})"
-        )
+    _assert_canvases_show_the_kernels_pictures(page, lab_server, artifacts, "after a change")
 
 
 def _metadata(path) -> dict:

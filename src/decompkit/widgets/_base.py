@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import html
+import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -158,6 +160,25 @@ def rows_html(rows, *, header=None, current=None) -> str:
     return f'{_TABLE_CSS}<table class="decompkit-table">{head}{body}</table>'
 
 
+#: One explorer draws at a time, in one thread at a time. ipykernel 7 may run a widget
+#: message's handler in a subshell thread while the main thread makes pictures ahead, and
+#: neither a matplotlib figure nor matplotlib's rcParams may be changed from two threads at
+#: once (a picture then mixes two settings: texts twice, boxes missing).
+_DRAWING = threading.RLock()
+
+
+def serialised(method):
+    """Run ``method`` holding the explorers' drawing lock (re-entrant: nested calls are
+    fine). Every handler that changes an explorer's figure or state takes it."""
+
+    @functools.wraps(method)
+    def locked(*args, **kwargs):
+        with _DRAWING:
+            return method(*args, **kwargs)
+
+    return locked
+
+
 def _running_loop():
     """The event loop the kernel runs its handlers in, or None outside a kernel."""
     try:
@@ -237,6 +258,7 @@ class Explorer:
         self._ahead: list = []  # settings whose pictures to make ahead, next first
         self._ahead_rest: list = []  # and those once the hand has rested
         self._ahead_handle = None  # the scheduled call that makes the next one
+        self._ahead_plans = 0  # counts the plans of pictures ahead (a stale call is dropped)
         self._made_ahead: set = set()  # their keys, on the current layout
         self._views = 0  # the view's count of views when they were made
         self._stale = False  # the artists show a setting made ahead
@@ -263,11 +285,13 @@ class Explorer:
                 control.observe(self._on_change, names="value")
         self.view.controls = [c for _, c in self._keyed()]
 
+    @serialised
     def _on_change(self, change):
         if not self._muted:
             self._moved = change["owner"]
             self.update()
 
+    @serialised
     def _on_screen(self, change):
         """The browser reported the width the figure may take, or a new pixel density."""
         width, ratio = change["new"]
@@ -343,6 +367,7 @@ class Explorer:
             self._made_ahead.clear()
             self._views = self.view.views
         self._ahead, self._ahead_rest = [], []
+        self._ahead_plans += 1
         for name, control in controls if MAKE_AHEAD else ():
             if control is moved:
                 self._ahead += self._next_to(name, control, reach=2)
@@ -357,18 +382,24 @@ class Explorer:
         loop = _running_loop()
         if loop is None or self._ahead_handle is not None:
             return
+        # The call may come in another thread's loop (a kernel subshell): it carries the
+        # plan it was made for and does nothing once a newer plan has replaced it.
         if self._ahead:
-            self._ahead_handle = loop.call_later(_AHEAD_PAUSE, self._one_ahead)
+            self._ahead_handle = loop.call_later(_AHEAD_PAUSE, self._one_ahead, self._ahead_plans)
         elif self._ahead_rest:
             self._ahead, self._ahead_rest = self._ahead_rest, []
-            self._ahead_handle = loop.call_later(_AHEAD_REST, self._one_ahead)
+            self._ahead_handle = loop.call_later(_AHEAD_REST, self._one_ahead, self._ahead_plans)
 
-    def _one_ahead(self):
+    @serialised
+    def _one_ahead(self, plan=None):
         """Make one picture of the queue and send it to the view; then the next, later.
 
         One per turn of the kernel's event loop: a control change that arrives meanwhile
-        is served before the next one, and it empties the queue.
+        is served before the next one, and it empties the queue. ``plan`` is the count of
+        plans when the call was scheduled: an older one does nothing.
         """
+        if plan is not None and plan != self._ahead_plans:
+            return
         self._ahead_handle = None
         while self._ahead:
             values = self._ahead.pop(0)
@@ -467,6 +498,7 @@ class Explorer:
         """Recompute from the controls and update the artists and the readout in place."""
         raise NotImplementedError
 
+    @serialised
     def update(self, *, full: bool = False) -> bool:
         """Recompute, update the figure in place and send the new picture to :attr:`view`.
 
@@ -482,6 +514,7 @@ class Explorer:
             message is then shown in :attr:`status` and the picture keeps the last good state.
         """
         self._started = (time.perf_counter(), time.process_time())
+        self._ahead_plans += 1  # a call still scheduled for the last plan does nothing now
         if self._ahead_handle is not None:
             self._ahead_handle.cancel()
             self._ahead_handle = None
@@ -507,6 +540,7 @@ class Explorer:
         self._plan_ahead([(n, c) for n, c in self._keyed() if n in self.controls], self._moved)
         return True
 
+    @serialised
     def render(self):
         """Send the scene of the current state of the artists to :attr:`view`."""
         self._restore()
@@ -525,6 +559,7 @@ class Explorer:
         )
         self.renders += 1
 
+    @serialised
     def png(self) -> bytes:
         """The picture of the current state, drawn whole, as PNG bytes (opaque RGB)."""
         self._restore()

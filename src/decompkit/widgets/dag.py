@@ -26,7 +26,7 @@ from ..plots.dag import (
     plot_dag,
     task_artists,
 )
-from ._base import Explorer, int_slider, projector_fonts, rows_html
+from ._base import Explorer, int_slider, projector_fonts, rows_html, serialised
 
 __all__ = ["DagExplorer", "dag_explorer"]
 
@@ -263,6 +263,7 @@ class DagExplorer(Explorer):
             c[name] for name, owner in _OPTIONS.items() if owner == key and not c[name].disabled
         )
 
+    @serialised
     def _on_example(self, change):
         c = self.controls
         with self._hold():

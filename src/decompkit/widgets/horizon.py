@@ -24,7 +24,7 @@ from ..plots.markov import (
     plot_q_sweep,
     plot_success_vs_horizon,
 )
-from ._base import Explorer, error_html, float_slider, int_slider, projector_fonts
+from ._base import Explorer, error_html, float_slider, int_slider, projector_fonts, serialised
 
 __all__ = ["HorizonExplorer", "horizon_explorer"]
 
@@ -289,6 +289,7 @@ class HorizonExplorer(Explorer):
             self.mc_points.set_data([], [])
             self.mc_bars.set_segments([])
 
+    @serialised
     def run_monte_carlo(self):
         """Simulate the q sweep at the current setting, one point at a time, and draw it."""
         p, _, n, _, budget = self._setting()

@@ -18,7 +18,7 @@ from .. import dag
 from ..plots._style import GREY, PALETTE
 from ..plots.dag import plot_dag
 from ..plots.scheduler import plot_trace_gantt
-from ._base import Explorer, projector_fonts, rows_html
+from ._base import Explorer, projector_fonts, rows_html, serialised
 
 __all__ = ["TraceStepper", "trace_stepper", "STATES"]
 
@@ -138,6 +138,7 @@ class TraceStepper(Explorer):
         )
         self.update(full=True)
 
+    @serialised
     def step(self, delta):
         """Move ``delta`` events forward (negative: back), staying within the trace."""
         slider = self.controls["event"]
