@@ -295,11 +295,17 @@ export default {
       typeof ref === "string" && ref.startsWith("IPY_MODEL_")
         ? manager.get_model(ref.slice(10))
         : Promise.resolve(ref);
+    // A saved notebook may name controls whose models come late or never: after a while
+    // the view goes on without them (the picture only).
     const models = async (name) => {
+      let timeout = null;
+      const late = new Promise((done) => (timeout = setTimeout(() => done([]), %(controls_ms)d)));
       try {
-        return await Promise.all((model.get(name) || []).map(resolve));
+        return await Promise.race([Promise.all((model.get(name) || []).map(resolve)), late]);
       } catch (err) {
         return []; // a saved view without its controls: the picture only
+      } finally {
+        clearTimeout(timeout);
       }
     };
     let watched = null; // the list of controls that `controls` was resolved from
@@ -312,6 +318,7 @@ export default {
       watched = refs;
       controls.forEach((c) => c.on("change:value change:index", fromControls));
     };
+    fromKernel(); // the picture first: it needs none of the controls
     await watch();
     model.on("change:controls", watch);
     const stepper = await models("stepper");

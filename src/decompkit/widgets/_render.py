@@ -456,6 +456,8 @@ _PING_TIMEOUT_MS = 4000
 _BROWSER_BITMAPS = 3000
 #: Pictures by setting (sent ahead, or answers) the browser keeps, most recent last.
 _BROWSER_PICTURES = 400
+#: Milliseconds the browser waits for the models of the controls before it goes on without.
+_CONTROLS_TIMEOUT_MS = 10_000
 
 
 class FigureView(anywidget.AnyWidget):
@@ -503,6 +505,7 @@ class FigureView(anywidget.AnyWidget):
         "timeout_ms": _PING_TIMEOUT_MS,
         "bitmaps": _BROWSER_BITMAPS,
         "pictures": _BROWSER_PICTURES,
+        "controls_ms": _CONTROLS_TIMEOUT_MS,
     }
     frame = traitlets.Bytes(b"").tag(sync=True)
     backdrop = traitlets.Int(0).tag(sync=True)
