@@ -23,43 +23,16 @@ import csv
 import json
 import re
 
-import nbformat
 import pytest
+from course_steps import ASSIGNMENT, NOTEBOOK, answered, ok, solution_cells
 
 from decompkit.exercises.params import params
 
 pytestmark = pytest.mark.hub
 
-COURSE = ASSIGNMENT = "decomp"
-NOTEBOOK = "01-chain-reliability"
+COURSE = ASSIGNMENT
 PARTIAL = {"chain_success_answer", "effective_rate_answer", "half_life_answer"}
 QUERY = f"course_id={COURSE}&assignment_id={ASSIGNMENT}"
-
-
-def _solution_cells(repo) -> dict[str, str]:
-    source = nbformat.read(repo / "solutions" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
-    return {
-        cell.metadata["nbgrader"]["grade_id"]: cell.source
-        for cell in source.cells
-        if cell.metadata.get("nbgrader", {}).get("solution")
-    }
-
-
-def _answered(model: dict, answers: dict[str, str]) -> dict:
-    nb = nbformat.from_dict(model["content"])
-    changed = 0
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id]
-            changed += 1
-    assert changed == len(answers), "an answer cell of the solution is missing in the release"
-    return {"type": "notebook", "format": "json", "content": nb}
-
-
-def _ok(answer) -> dict:
-    assert isinstance(answer, dict) and answer.get("success", True), answer
-    return answer
 
 
 def run_in_pod(hub, user: str, *command: str, cwd: str | None = None, check: bool = True):
@@ -99,7 +72,7 @@ def course(pod_hub):
     hub = pod_hub.client
     repo = hub.deploy.REPO
     course_dir = str(pod_hub.home / "course")
-    solution = _solution_cells(repo)
+    solution = solution_cells(repo)
     plans = dict(zip(hub.students, ["full", "partial", "blank"], strict=True))
     answers = {
         "full": solution,
@@ -131,13 +104,13 @@ def course(pod_hub):
         cwd=course_dir,
     )
 
-    _ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/release"))
+    ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/release"))
 
     seen = {}
     for user, plan in plans.items():
-        listed = _ok(hub.server(user, "GET", f"/assignments?course_id={COURSE}"))["value"]
+        listed = ok(hub.server(user, "GET", f"/assignments?course_id={COURSE}"))["value"]
         assert [a["assignment_id"] for a in listed] == [ASSIGNMENT], listed
-        _ok(hub.server(user, "POST", f"/assignments/fetch?{QUERY}", {}))
+        ok(hub.server(user, "POST", f"/assignments/fetch?{QUERY}", {}))
         folder = hub.server(user, "GET", f"/api/contents/{ASSIGNMENT}")
         names = sorted(item["name"] for item in folder["content"])
         assert f"{NOTEBOOK}.ipynb" in names, names
@@ -146,16 +119,16 @@ def course(pod_hub):
                 hub.server(user, "DELETE", f"/api/contents/{ASSIGNMENT}/{name}")
         path = f"/api/contents/{ASSIGNMENT}/{NOTEBOOK}.ipynb"
         model = hub.server(user, "GET", f"{path}?content=1")
-        hub.server(user, "PUT", path, _answered(model, answers[plan]))
+        hub.server(user, "PUT", path, answered(model, answers[plan]))
         seen[user] = _execute(
             hub,
             user,
             "import os\nfrom decompkit.exercises.params import params\n"
             "print(os.environ.get('JUPYTERHUB_USER'))\nprint(repr(params('chain')))",
         ).splitlines()
-        _ok(hub.server(user, "POST", f"/assignments/submit?{QUERY}", {}))
+        ok(hub.server(user, "POST", f"/assignments/submit?{QUERY}", {}))
 
-    _ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect"))
+    ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect"))
     python = str(hub.bindir / "python")
     _, out, err = run_in_pod(
         hub,
@@ -173,7 +146,7 @@ def course(pod_hub):
     with open(pod_hub.disk(hub.instructor) / "course" / "grades.csv") as handle:
         grades = {row["student_id"]: row for row in csv.DictReader(handle)}
     for action in ("generate_feedback", "release_feedback"):
-        _ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/{action}"))
+        ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/{action}"))
     return {"plans": plans, "seen": seen, "grades": grades, "grading_log": out + err}
 
 
@@ -247,7 +220,7 @@ def _feedback_files(hub, user: str) -> dict[str, str]:
 def test_feedback_reaches_the_right_student(pod_hub, course):
     hub = pod_hub.client
     for user in hub.students:
-        _ok(hub.server(user, "POST", f"/assignments/fetch_feedback?{QUERY}", {}))
+        ok(hub.server(user, "POST", f"/assignments/fetch_feedback?{QUERY}", {}))
         files = _feedback_files(hub, user)
         pages = {path: text for path, text in files.items() if path.endswith(".html")}
         assert [path.rsplit("/", 1)[-1] for path in pages] == [f"{NOTEBOOK}.html"], files

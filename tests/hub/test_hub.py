@@ -19,52 +19,23 @@ import re
 import subprocess
 from pathlib import Path
 
-import nbformat
 import pytest
+from course_steps import ASSIGNMENT, NOTEBOOK, answered, ok, solution_cells
 
 from decompkit.exercises.params import params
 
 pytestmark = pytest.mark.hub
 
-ASSIGNMENT = "decomp"
-NOTEBOOK = "01-chain-reliability"
 # Answered in the partial submission; each answer is graded by exactly one 1-point test.
 PARTIAL = {"chain_success_answer", "effective_rate_answer", "half_life_answer"}
 REPO = Path(__file__).resolve().parents[2]
 QUERY = f"course_id={ASSIGNMENT}&assignment_id={ASSIGNMENT}"
 
 
-def _solution_cells() -> dict[str, str]:
-    source = nbformat.read(REPO / "solutions" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
-    return {
-        cell.metadata["nbgrader"]["grade_id"]: cell.source
-        for cell in source.cells
-        if cell.metadata.get("nbgrader", {}).get("solution")
-    }
-
-
-def _answered(model: dict, answers: dict[str, str]) -> dict:
-    """The notebook ``model`` (contents API JSON) with the answer cells in ``answers`` set."""
-    nb = nbformat.from_dict(model["content"])
-    changed = 0
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id]
-            changed += 1
-    assert changed == len(answers), "an answer cell of the solution is missing in the release"
-    return {"type": "notebook", "format": "json", "content": nb}
-
-
-def _ok(answer) -> dict:
-    assert isinstance(answer, dict) and answer.get("success", True), answer
-    return answer
-
-
 @pytest.fixture(scope="module")
 def course(hub):
     """Run the course once, from release to exported grades; the tests look at the result."""
-    solution = _solution_cells()
+    solution = solution_cells(REPO)
     plans = dict(zip(hub.students, ["full", "partial", "blank"], strict=True))
     answers = {
         "full": solution,
@@ -78,12 +49,12 @@ def course(hub):
     hub.start_servers([hub.instructor, *hub.students])
 
     # The instructor releases through the formgrader (notebooks/decomp -> exchange outbound).
-    _ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/release"))
+    ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/release"))
 
     seen = {}
     for user, plan in plans.items():
         listed = hub.server(user, "GET", f"/assignments?course_id={ASSIGNMENT}")
-        assert [a["assignment_id"] for a in _ok(listed)["value"]] == [ASSIGNMENT]
+        assert [a["assignment_id"] for a in ok(listed)["value"]] == [ASSIGNMENT]
         hub.server(user, "POST", f"/assignments/fetch?{QUERY}", {})
         folder = hub.server(user, "GET", f"/api/contents/{ASSIGNMENT}")
         names = sorted(item["name"] for item in folder["content"])
@@ -93,16 +64,16 @@ def course(hub):
                 hub.server(user, "DELETE", f"/api/contents/{ASSIGNMENT}/{name}")
         path = f"/api/contents/{ASSIGNMENT}/{NOTEBOOK}.ipynb"
         model = hub.server(user, "GET", f"{path}?content=1")
-        hub.server(user, "PUT", path, _answered(model, answers[plan]))
+        hub.server(user, "PUT", path, answered(model, answers[plan]))
         # The numbers this student sees in a kernel of their own server.
         seen[user] = hub.execute(
             user,
             "import os\nfrom decompkit.exercises.params import params\n"
             "print(os.environ.get('JUPYTERHUB_USER'))\nprint(repr(params('chain')))",
         ).splitlines()
-        _ok(hub.server(user, "POST", f"/assignments/submit?{QUERY}", {}))
+        ok(hub.server(user, "POST", f"/assignments/submit?{QUERY}", {}))
 
-    _ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect"))
+    ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect"))
     grading = hub.as_user(
         hub.instructor,
         str(hub.bindir / "python"),
@@ -200,7 +171,7 @@ def test_students_cannot_read_each_other_or_the_inbound(hub, course):
 
 def test_feedback_reaches_the_right_student(hub, course):
     for action in ("generate_feedback", "release_feedback"):
-        _ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/{action}"))
+        ok(hub.server(hub.instructor, "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/{action}"))
     for user in hub.students:
         hub.server(user, "POST", f"/assignments/fetch_feedback?{QUERY}", {})
         files = _feedback_files(hub, user)
