@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import pytest
 
-from .jupyter_server import TEST_SETTINGS, ServerError, running_server
+from .jupyter_server import CHROMIUM, TEST_SETTINGS, ServerError, chromium, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -28,20 +28,8 @@ NOTEBOOKS = ROOT / "notebooks"
 NOTEBOOK = "decomp/02-long-horizons.ipynb"
 #: The instructor's notebooks, whose answers fill a released notebook in (see with_answers).
 SOLUTIONS = ROOT / "solutions"
-CHROMIUM = Path("/usr/bin/chromium")
 #: Screenshots of the last run (the folder is emptied of them when a run starts).
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 
 #: User settings of the test server: no news or update check (its toast could cover the page)
 #: and every cell kept in the DOM, so that the tests can see all prompts and outputs at once.
@@ -87,22 +75,11 @@ def chromium_context(tmp_path_factory):
     if not CHROMIUM.exists():
         unavailable(f"{CHROMIUM} is missing (install Debian's chromium: .ci/install-browser)")
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401 - chromium() needs it
     except ImportError:
         unavailable("the Python package playwright is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            tmp_path_factory.mktemp("chromium-profile"),
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1600, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
-        try:
-            yield context
-        finally:
-            context.close()
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), width=1600, height=1000) as context:
+        yield context
 
 
 @pytest.fixture(scope="package")
