@@ -115,6 +115,31 @@ class LabServer:
             return "no kernel yet"
         return sessions[0]["kernel"]["execution_state"]
 
+    def modified(self, notebook: str) -> str:
+        """When the server last wrote ``notebook`` (its contents model's ``last_modified``)."""
+        return self.api(f"contents/{quote(notebook)}?content=0")["last_modified"]
+
+    def saved_since(self, notebook: str, written: str, timeout_s: float) -> dict | None:
+        """The notebook as the server reads it once a write after ``written`` has finished.
+
+        The server writes a notebook in place, its backup copy aside, so the file's time
+        changes as the write begins and a read in the middle of it finds half a notebook
+        (HTTP 400, "Unreadable Notebook"): read again until the new file parses whole.
+        ``None`` if that does not happen within ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                model = self.api(f"contents/{quote(notebook)}?content=1")
+            except urllib.error.HTTPError as error:
+                if error.code != 400:
+                    raise
+            else:
+                if model["last_modified"] != written:
+                    return model["content"]
+            time.sleep(0.1)
+        return None
+
     def shut_down_kernels(self) -> None:
         """Stop every kernel of the server (a notebook reopened later starts cold)."""
         for session in self.api("sessions"):

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
 from typing import NoReturn
-from urllib.parse import quote
 
 import pytest
 from PIL import Image, ImageChops
@@ -76,23 +75,17 @@ class NotebookPage:
                 )
             time.sleep(0.1)
 
-    def _contents(self, content: bool) -> dict:
-        return self.server.api(f"contents/{quote(self.name)}?content={int(content)}")
-
     def save(self) -> None:
         """Save the notebook from the page and keep what was written in :attr:`saved`.
 
         The outputs are read back from the file because the page draws an error and text
         written to stderr alike; only the saved notebook tells them apart.
         """
-        written = self._contents(False)["last_modified"]
+        written = self.server.modified(self.name)
         self.page.locator('.jp-NotebookPanel-toolbar [data-command="docmanager:save"]').click()
-        deadline = time.monotonic() + SAVE_TIMEOUT_S
-        while self._contents(False)["last_modified"] == written:
-            if time.monotonic() > deadline:
-                self.fail(f"saving {self.name} did not finish within {SAVE_TIMEOUT_S:g} s", "save")
-            time.sleep(0.1)
-        self.saved = self._contents(True)["content"]
+        self.saved = self.server.saved_since(self.name, written, timeout_s=SAVE_TIMEOUT_S)
+        if self.saved is None:
+            self.fail(f"saving {self.name} did not finish within {SAVE_TIMEOUT_S:g} s", "save")
 
 
 def _runnable(cell: dict) -> bool:

@@ -22,7 +22,6 @@ import json
 import re
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import nbformat
 import pytest
@@ -508,18 +507,14 @@ class Tab:
         self.page.wait_for_function(_RUN_ALL_DONE, arg=total, timeout=RUN_ALL_TIMEOUT_MS)
         self._idle(RUN_ALL_TIMEOUT_MS / 1000)
 
-    def _contents(self, content: bool) -> dict:
-        return self.server.api(f"contents/{quote(self.name)}?content={int(content)}")
-
     def save(self) -> dict:
-        written = self._contents(False)["last_modified"]
+        """Save from the toolbar; the notebook as the server then reads it."""
+        written = self.server.modified(self.name)
         self.page.locator('.jp-NotebookPanel-toolbar [data-command="docmanager:save"]').click()
-        deadline = time.monotonic() + 30
-        while self._contents(False)["last_modified"] == written:
-            if time.monotonic() > deadline:
-                self.fail(f"saving {self.name} did not finish", "save")
-            time.sleep(0.1)
-        return self._contents(True)["content"]
+        saved = self.server.saved_since(self.name, written, timeout_s=30)
+        if saved is None:
+            self.fail(f"saving {self.name} did not finish", "save")
+        return saved
 
     def output_of(self, index: int) -> str:
         """The text the page shows under the code cell at ``index``."""
