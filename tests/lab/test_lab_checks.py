@@ -1,9 +1,11 @@
 """The lab notebook's answer checks (decompkit.lab.checks)."""
 
+import re
+
 import pytest
 
 from decompkit.exercises.checks import CheckFailed
-from decompkit.lab.checks import ITEMS, check, expected
+from decompkit.lab.checks import ITEMS, TITLES, check, diagnose, earned, expected
 from decompkit.lab.tutorials import ForkJoinRun
 
 RUN = ForkJoinRun("x", {"fetch_p": (1.0, 61.0), "fetch_q": (2.0, 63.0), "compare": (64, 84)}, 85)
@@ -30,14 +32,16 @@ def test_expected_values():
     ],
 )
 def test_right_answers_are_on_track(item, answer, capsys):
-    assert check(item, answer, run=RUN) is True
-    assert capsys.readouterr().out == f"[ok] {item}: on track.\n"
+    assert check(item, answer, run=RUN) is None  # nothing echoed under the line
+    assert capsys.readouterr().out == f"[ok] {TITLES[item]}: on track\n"
+    assert earned(item, answer, run=RUN)
 
 
 @pytest.mark.parametrize("item", ITEMS)
 def test_none_is_not_answered(item, capsys):
-    assert check(item, None, run=RUN) is False
-    assert "not answered yet" in capsys.readouterr().out
+    assert check(item, None, run=RUN) is None
+    assert capsys.readouterr().out == f"[ ] {TITLES[item]}: not answered yet\n"
+    assert not earned(item, None, run=RUN)
 
 
 @pytest.mark.parametrize(
@@ -46,7 +50,7 @@ def test_none_is_not_answered(item, capsys):
         ("schema_rejects", {"b", "c", "d", "e"}, "well-formed: a schema checks the format"),
         ("schema_rejects", {"b", "d", "e", "f"}, "lax"),
         ("schema_rejects", {"b"}, "a missing field, or a number outside its allowed range"),
-        ("schema_rejects", "bde", "expected a set, got the str 'bde'"),
+        ("schema_rejects", "bde", "expected a set of labels, got the str 'bde'"),
         ("new_tasks", {"write_code'", "run_tests'", "report"}, "it is not a new node"),
         ("new_tasks", {"write_code'", "run_tests"}, "never sent again"),
         ("new_tasks", {"write_code'"}, "needs a new test run of its own"),
@@ -63,12 +67,23 @@ def test_none_is_not_answered(item, capsys):
             {"unknown_tool", "cycle", "placeholder_without_dependency"},
             "read the direction",
         ),
-        ("overlap_ms", 0, "not the expected value"),
+        ("overlap_ms", 0, "for how long did both run at once"),
     ],
 )
-def test_wrong_answers_get_a_hint(item, answer, hint):
-    with pytest.raises(CheckFailed, match=hint):
+def test_wrong_answers_get_a_one_line_hint_and_raise_only_in_strict_mode(
+    item, answer, hint, capsys, monkeypatch
+):
+    monkeypatch.delenv("DECOMPKIT_STUDENT", raising=False)
+    monkeypatch.delenv("DECOMPKIT_STRICT", raising=False)
+    assert check(item, answer, run=RUN) is None  # a student's Run All goes on
+    shown = capsys.readouterr().out
+    assert re.match(rf"\[x\] {TITLES[item]}: .*{hint}", shown) and shown.count("\n") == 1, shown
+    assert not earned(item, answer, run=RUN)
+    monkeypatch.setenv("DECOMPKIT_STRICT", "1")  # kit.py check and the grader fail the cell
+    with pytest.raises(CheckFailed, match=hint) as failed:
         check(item, answer, run=RUN)
+    assert failed.value._render_traceback_() == [shown.rstrip("\n")]
+    assert diagnose(item, answer, run=RUN).status in ("off", "invalid")
 
 
 def test_bad_items():

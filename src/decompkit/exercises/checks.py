@@ -9,10 +9,9 @@ probability above 1, an order that breaks an edge). A number right to the tolera
 relative 1e-3 is on track; one that is the right value rounded to three digits or fewer is
 ``"close"``, told to keep at least four significant digits.
 
-The ``check_*`` functions are the older form, kept for the lab notebook's checks: they print
-``[ok] name: on track.`` or raise :class:`CheckFailed` with the hint. An answer still set to
-``None`` is reported as not answered and raises nothing, so a fresh notebook runs from top to
-bottom.
+A notebook's visible check prints the verdict as one line (see
+:func:`decompkit.exercises._page.report`); in strict mode (grading, ``kit.py check``) an answer off
+track raises :class:`CheckFailed` instead, whose traceback is that line alone.
 """
 
 from __future__ import annotations
@@ -44,16 +43,6 @@ __all__ = [
     "read_set",
     "judge_order",
     "judge_sequence",
-    "not_yet",
-    "on_track",
-    "as_number",
-    "check_number",
-    "check_choice",
-    "check_choices",
-    "check_order",
-    "check_set",
-    "check_sequence",
-    "passes",
 ]
 
 ON_TRACK = Diagnosis("ok", "on track")
@@ -430,154 +419,3 @@ def judge_sequence(answer, expected: list, hint: str = "") -> Diagnosis:
     if list(answer) == list(expected):
         return ON_TRACK
     return Diagnosis("off", hint or "not the expected sequence")
-
-
-# -- the older form: print, or raise CheckFailed (the lab's checks) ----------------------------
-
-
-def not_yet(name: str) -> bool:
-    """Report ``name`` as not answered yet; returns False."""
-    print(f"[ ] {name}: not answered yet - replace None with your answer and run the cell again.")
-    return False
-
-
-def on_track(name: str) -> bool:
-    """Report ``name`` as on track; returns True."""
-    print(f"[ok] {name}: on track.")
-    return True
-
-
-def _raise_or_report(name: str, verdict: Diagnosis) -> bool:
-    if verdict.status == "unanswered":
-        return not_yet(name)
-    if verdict.ok:
-        return on_track(name)
-    raise CheckFailed(name, verdict.message)
-
-
-def as_number(name: str, answer) -> float:
-    """Read a real number from any numeric type (int, float, Fraction, NumPy scalar, 0-d array).
-
-    Raises
-    ------
-    CheckFailed
-        For booleans, strings, containers and anything else that is not one real number.
-    """
-    value, problem = read_number(answer)
-    if problem is not None:
-        raise CheckFailed(name, problem.message)
-    return value
-
-
-def check_number(
-    name: str,
-    answer,
-    expected: float,
-    *,
-    rtol: float = 1e-3,
-    atol: float = 1e-9,
-    mistakes: Mapping[str, float] = (),
-    bounds: tuple[float, float] | None = None,
-    bounds_hint: str = "",
-) -> bool:
-    """Check one number (see :func:`judge_number`); ``mistakes`` maps a hint to its value.
-
-    Returns
-    -------
-    bool
-        True when on track, False when not answered.
-
-    Raises
-    ------
-    CheckFailed
-        When the answer is not a number or is off; the message names the likely mistake.
-
-    Examples
-    --------
-    >>> check_number("p_n", 0.3487, 0.9**10)
-    [ok] p_n: on track.
-    True
-    >>> check_number("p_n", 0.9 * 10, 0.9**10, mistakes={"multiply?": 9.0})
-    Traceback (most recent call last):
-    ...
-    decompkit.exercises.checks.CheckFailed: p_n: multiply?
-    """
-    listed = [Mistake(f"mistake_{i}", v, h) for i, (h, v) in enumerate(dict(mistakes).items())]
-    verdict = judge_number(
-        answer,
-        expected,
-        rtol=rtol,
-        atol=atol,
-        mistakes=listed,
-        bounds=bounds,
-        bounds_hint=bounds_hint,
-        idea="not the expected value: reread the question and its numbers",
-    )
-    return _raise_or_report(name, verdict)
-
-
-def check_choice(name: str, answer, expected: str, choices: Iterable[str], hint: str = "") -> bool:
-    """Check one answer picked from a closed list of ``choices`` (see :func:`judge_choice`).
-
-    Examples
-    --------
-    >>> check_choice("kind", " Formal ", "formal", ["formal", "semantic"])
-    [ok] kind: on track.
-    True
-    """
-    return _raise_or_report(name, judge_choice(answer, expected, choices, hint))
-
-
-def check_choices(
-    name: str,
-    answer: Mapping | None,
-    expected: Mapping,
-    choices: Iterable[str],
-    hints: Mapping[str, str] | None = None,
-) -> bool:
-    """Check a mapping item -> choice (see :func:`judge_choices`)."""
-    return _raise_or_report(name, judge_choices(answer, expected, choices, hints))
-
-
-def check_order(name: str, answer, violations: Callable[[list], object]) -> bool:
-    """Check a topological order (see :func:`judge_order`)."""
-    return _raise_or_report(name, judge_order(answer, violations))
-
-
-def check_set(
-    name: str, answer, expected: Iterable, *, hints: Mapping[str, Callable[[set], bool]] = ()
-) -> bool:
-    """Check a set of nodes (see :func:`judge_set`); ``hints`` maps a message to a predicate."""
-    listed = [(f"mistake_{i}", f, h) for i, (h, f) in enumerate(dict(hints).items())]
-    if not unanswered(answer) and (
-        isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable)
-    ):
-        raise CheckFailed(name, f"expected a set or list of nodes, got {answer!r}")
-    return _raise_or_report(name, judge_set(answer, expected, hints=listed))
-
-
-def check_sequence(name: str, answer, expected: list, hint: str = "") -> bool:
-    """Check a sequence whose order matters (see :func:`judge_sequence`)."""
-    return _raise_or_report(name, judge_sequence(answer, expected, hint))
-
-
-def passes(check: Callable, *args, **kwargs) -> bool:
-    """Whether an older-form check (one that prints, or raises :class:`CheckFailed`) finds
-    the answer on track; it runs silently. Notebooks whose checks have that form put it in
-    front of a cell that would show the answer.
-
-    Examples
-    --------
-    >>> passes(check_number, "x", 0.5, 0.5), passes(check_number, "x", 0.7, 0.5)
-    (True, False)
-    >>> passes(check_number, "x", None, 0.5)
-    False
-    """
-    import contextlib
-    import io
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            return check(*args, **kwargs) is True
-        except CheckFailed:
-            return False
