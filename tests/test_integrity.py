@@ -218,6 +218,18 @@ HOSTILE = {
         "answer-key",
         "expected",
     ),
+    "lab_expected_call": (
+        "from decompkit.lab.checks import expected\nplan_times = expected('plan_times')",
+        2,
+        "answer-key",
+        "expected",
+    ),
+    "lab_expected_through_module": (
+        "from decompkit import lab\nplan_times = lab.checks.expected('plan_times')",
+        2,
+        "answer-key",
+        "expected",
+    ),
     # ... and the other ways to reach them: the module's namespace, a wrapper, a getter, a
     # function of one's own, another key function, a name or a module chosen at run time
     "key_through_vars": ("k = vars(chain)['key'](P)", 1, "answer-key", "vars(chain)['key']"),

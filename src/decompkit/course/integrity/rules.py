@@ -223,18 +223,23 @@ def is_answer_key(name: str) -> bool:
     --------
     >>> [is_answer_key(n) for n in ["decompkit.exercises.chain.key.__wrapped__",
     ...  "decompkit.exercises.chain.kinds_key", "decompkit.exercises.chain.check",
-    ...  "decompkit.exercises.params.EXERCISES.chain.key", "decompkit.course.key.answer_key"]]
-    [True, True, False, True, True]
+    ...  "decompkit.exercises.params.EXERCISES.chain.key", "decompkit.course.key.answer_key",
+    ...  "decompkit.lab.checks.expected", "decompkit.lab.checks.check"]]
+    [True, True, False, True, True, True, False]
     """
     parts = name.split(".")
     if parts[:2] == ["decompkit", "exercises"]:
         return any(p in KEY_PARTS or p.endswith("_key") for p in parts[2:])
+    if parts[:3] == ["decompkit", "lab", "checks"]:  # the lab notebook's hidden tests' key
+        return any(p in KEY_PARTS for p in parts[3:])
     return under(name, ("decompkit.course.key",))
 
 
 def holds_answers(name: str) -> bool:
     """A module whose names a run-time lookup could turn into an answer key."""
-    return under(name, ("decompkit.exercises", "decompkit.course")) or name in ("decompkit",)
+    return under(name, ("decompkit.exercises", "decompkit.course", "decompkit.lab.checks")) or (
+        name in ("decompkit", "decompkit.lab")
+    )
 
 
 def is_hook(name: str) -> bool:
