@@ -256,3 +256,24 @@ def test_progress_and_table_are_what_an_instructor_reads(outputs):
     assert maximum.split() == ["max", "14", "10", "12", "36"]
     row = next(line for line in out.splitlines() if line.startswith("abbottann"))
     assert row.split() == ["abbottann", "14", "10", "12", "36"]
+
+
+def test_with_workers_the_likely_longest_submissions_start_first(tmp_path):
+    from decompkit.course.grade import Submission
+    from decompkit.course.workers import _cost
+
+    def handed_in(student, sizes):
+        files = {}
+        for i, size in enumerate(sizes):
+            path = tmp_path / f"{student}-{i}.ipynb"
+            path.write_bytes(b"x" * size)
+            files[f"n{i}"] = path
+        return Submission(student, [tmp_path], files)
+
+    lost = handed_in("lost", [5])
+    lost.files["n1"] = tmp_path / "gone.ipynb"  # vanished since it was found: no error here
+    class_ = [handed_in("one", [900]), handed_in("three", [10, 10, 10]), lost]
+    class_.append(handed_in("two_big", [400, 400]))
+    class_.append(handed_in("two_small", [10, 20]))
+    order = [s.student for s in sorted(class_, key=_cost, reverse=True)]
+    assert order == ["three", "two_big", "two_small", "lost", "one"]

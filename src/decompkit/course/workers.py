@@ -305,9 +305,20 @@ def _grade_in_worker(submission):
     return _STATE["worker"].grade(submission)
 
 
+def _cost(submission) -> tuple[int, int]:
+    """How long a submission will likely take to grade: its notebooks, then their bytes."""
+    size = 0
+    for path in submission.files.values():
+        try:
+            size += path.stat().st_size
+        except OSError:
+            pass  # a file that cannot be read is reported when it is graded
+    return len(submission.files), size
+
+
 def grade_all(plan: Plan, found: dict, workers: int):
     """Yield ``(student, outcomes, flags)`` for every submission in ``found``, as each is
-    done (in ``found``'s order with one worker)."""
+    done (in ``found``'s order with one worker; with more, the likely longest start first)."""
     if workers <= 1 or len(found) <= 1:
         if plan.local is None:
             plan.local = _Worker(plan)
@@ -327,7 +338,10 @@ def grade_all(plan: Plan, found: dict, workers: int):
         initializer=_init_worker,
         initargs=(plan, os.getpid()),
     )
-    pending = {pool.submit(_grade_in_worker, s): s.student for s in found.values()}
+    # Longest first: the pool takes them in this order, so the last to start are short and
+    # no worker is left alone with a whole class's slowest submission at the end.
+    longest_first = sorted(found.values(), key=_cost, reverse=True)
+    pending = {pool.submit(_grade_in_worker, s): s.student for s in longest_first}
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
