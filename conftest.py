@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 
 def pytest_configure(config):
     """Run every test with the lecture's numbers: no grader or hub id from the caller's shell
@@ -10,3 +12,31 @@ def pytest_configure(config):
     may a real model named in DECOMPKIT_MODEL be called: the lab's tests run offline."""
     for name in ("DECOMPKIT_STUDENT", "JUPYTERHUB_USER", "DECOMPKIT_MODEL"):
         os.environ.pop(name, None)
+
+
+def _group(nodeid: str) -> str:
+    """The share of the suite one worker runs whole: each folder of tests/ that has a
+    conftest of its own (one JupyterLab for tests/browser, one autograde run for
+    tests/grading, the hubs of tests/hub), and each other file; ``nodeid`` is pytest's
+    (``tests/browser/test_student_page.py::test_x[s1]`` belongs to ``tests/browser``)."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    return "/".join(parts[:2]) if parts[0] == "tests" and len(parts) > 2 else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``-n`` (pytest-xdist, as ``kit.py test`` runs the suite), hand out the groups of
+    :func:`_group` in collection order: the folders of long end-to-end tests come first, so
+    the short files fill the gaps at the end. ``--dist`` other than the default keeps its
+    own scheduler."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    config.option.loadscopereorder = False  # collection order, not "most tests first"
+    return ByGroup(config, log)
