@@ -1009,3 +1009,111 @@ def test_a_handler_in_another_thread_waits_for_the_picture_being_made():
     assert changes > 10 and len(resized) > 10
     wrong = [size for size, scene in resized if scene != expected[size]]
     assert not wrong, f"{len(wrong)} of {len(resized)} pictures mix two states"
+
+
+def _live(explorer) -> bool:
+    """Whether any of the explorer's widgets still has its comm open."""
+    parts = [explorer.widget, explorer.view, explorer.readout, *explorer.controls.values()]
+    return any(getattr(w, "comm", None) is not None for w in parts)
+
+
+def test_running_a_cell_again_closes_the_explorers_its_earlier_run_showed(monkeypatch):
+    from decompkit.widgets import _base
+
+    run = {"now": ("cell-1", "request-1")}
+    monkeypatch.setattr(_base, "_current_run", lambda: run["now"])
+    monkeypatch.setattr(_base, "_SHOWN_IN_CELL", {})
+    first = reliability_explorer()
+    first._repr_mimebundle_()
+    twin = reliability_explorer()  # a second explorer shown by the same run of the cell
+    twin._repr_mimebundle_()
+    run["now"] = ("cell-2", "request-2")
+    elsewhere = reliability_explorer()
+    elsewhere._repr_mimebundle_()
+    assert _live(first) and _live(twin) and _live(elsewhere)
+
+    run["now"] = ("cell-1", "request-3")  # the first cell runs again
+    again = reliability_explorer()
+    bundle = again._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert not _live(first) and not _live(twin), "the earlier run's explorers stay open"
+    assert _live(again) and _live(elsewhere)
+    first.close()  # closing twice is harmless
+    assert first.update() is False  # a change already on its way draws nothing
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        reliability_explorer,
+        horizon_explorer,
+        lambda: dag_explorer("B", workers=3),
+        lambda: trace_stepper(repaired_run()),
+    ],
+    ids=["reliability", "horizon", "dag", "trace"],
+)
+def test_closing_an_explorer_closes_every_widget_it_made(make):
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    explorer = make()
+    made = set(_instances) - before
+    explorer._repr_mimebundle_()
+    explorer.close()
+    left = [type(_instances[k]).__name__ for k in set(_instances) - before]
+    assert len(made) > 10 and not left, f"still open after close(): {left}"
+    assert not explorer.update()  # closed: draws nothing, says so
+
+
+def test_outside_a_notebook_cell_nothing_is_closed(monkeypatch):
+    from decompkit.widgets import _base
+
+    monkeypatch.setattr(_base, "_current_run", lambda: (None, None))
+    monkeypatch.setattr(_base, "_SHOWN_IN_CELL", {})
+    shown = [reliability_explorer() for _ in range(2)]
+    for explorer in shown:
+        explorer._repr_mimebundle_()
+    assert all(_live(e) for e in shown) and _base._SHOWN_IN_CELL == {}
+
+
+def test_a_kernel_keeps_only_the_widgets_of_the_cells_last_run():
+    """Through a real ipykernel, with the ``cellId`` JupyterLab puts in each execute request:
+    the number of live widgets after a cell's third run is the number after its first."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+
+        def run(code, cell):
+            message = client.session.msg(
+                "execute_request",
+                {
+                    "code": code,
+                    "silent": False,
+                    "store_history": True,
+                    "user_expressions": {"live": "len(_w_.Widget.widgets)"},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },  # fmt: skip
+                metadata={"cellId": cell},
+            )
+            client.shell_channel.send(message)
+            while True:
+                reply = client.get_shell_msg(timeout=60)
+                if reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
+                    break
+            assert reply["content"]["status"] == "ok", reply["content"]
+            return int(reply["content"]["user_expressions"]["live"]["data"]["text/plain"])
+
+        run("from ipywidgets.widgets import widget as _w_\n"
+            "from decompkit.widgets import reliability_explorer", "a")  # fmt: skip
+        before = run("pass", "b")
+        once = run("display(reliability_explorer())", "c")
+        thrice = [run("display(reliability_explorer())", "c") for _ in range(2)][-1]
+        other = run("display(reliability_explorer())", "d")
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert once > before
+    assert thrice == once, f"{thrice - once} widgets of earlier runs are still open"
+    assert other - thrice == once - before  # another cell's explorer is its own

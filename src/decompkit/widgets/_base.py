@@ -29,17 +29,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
-import html
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 
 import ipywidgets as widgets
-import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ._controls import error_html, projector_fonts
 from ._render import (
     CSS_DPI,
     MAX_RATIO,
@@ -52,113 +52,10 @@ from ._render import (
 
 __all__: list[str] = []
 
-#: Width of slider descriptions, so that the sliders of one explorer line up.
-_STYLE = {"description_width": "120px"}
-
-#: Font sizes of the explorers' figures (points; 9 pt = 12 CSS pixels, the smallest text).
-FONTS = {
-    "font.size": 10,
-    "axes.titlesize": 10.5,
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
-    "legend.title_fontsize": 9,
-    "figure.titlesize": 11,
-}
-#: Smallest font of an explorer's figure, in points (tests hold every text to it).
-MIN_FONT_PT = 9
-
 LIVE_NOTE = (
     "{name}: the live controls need a running Jupyter kernel with ipywidgets; "
     "the image shows the explorer's current state."
 )
-
-#: Padded cells for the readout tables (read from the back of a lecture hall).
-_TABLE_CSS = (
-    "<style>.decompkit-table{border-collapse:collapse;margin:2px 0}"
-    ".decompkit-table th,.decompkit-table td{padding:2px 10px;line-height:1.35;"
-    "text-align:left;border-bottom:1px solid #ddd}"
-    ".decompkit-table th{border-bottom:2px solid #999}"
-    ".decompkit-table tr.current{background:#FFE9B3;font-weight:bold}"
-    ".decompkit-note{margin:2px 0;line-height:1.35}</style>"
-)
-
-
-@contextmanager
-def projector_fonts():
-    """Font sizes of :data:`FONTS` for the artists created inside the block.
-
-    Sets and restores just these keys: ``matplotlib.rc_context`` copies every setting and
-    costs milliseconds, more than a whole update of an explorer.
-    """
-    params = matplotlib.rcParams
-    saved = {key: params[key] for key in FONTS}
-    params.update(FONTS)
-    try:
-        yield
-    finally:
-        params.update(saved)
-
-
-def _checked(name, value, low, high):
-    """Refuse a start value outside a control's range: a slider would clamp it silently."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
-    return value
-
-
-def float_slider(name, value, low, high, step, description, tooltip, *, fmt=".2f", style=None):
-    """A labelled FloatSlider; a start value outside ``[low, high]`` raises ValueError."""
-    return widgets.FloatSlider(
-        value=_checked(name, value, low, high),
-        min=low,
-        max=high,
-        step=step,
-        description=description,
-        tooltip=tooltip,
-        readout_format=fmt,
-        continuous_update=True,
-        style=style or _STYLE,
-    )
-
-
-def int_slider(name, value, low, high, description, tooltip, *, step=1, style=None):
-    """A labelled IntSlider; a start value that is not a whole number in range raises."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    return widgets.IntSlider(
-        value=_checked(name, value, low, high),
-        min=low,
-        max=high,
-        step=step,
-        description=description,
-        tooltip=tooltip,
-        continuous_update=True,
-        style=style or _STYLE,
-    )
-
-
-def error_html(message: str) -> str:
-    """Status text for a rejected setting."""
-    return f'<span style="color:#D55E00"><b>Not computed:</b> {html.escape(message)}</span>'
-
-
-def rows_html(rows, *, header=None, current=None) -> str:
-    """A padded HTML table from rows of already formatted cells; row ``current`` stands out."""
-    head = ""
-    if header is not None:
-        head = "<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header) + "</tr>"
-    body = "".join(
-        ('<tr class="current">' if i == current else "<tr>")
-        + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row)
-        + "</tr>"
-        for i, row in enumerate(rows)
-    )
-    return f'{_TABLE_CSS}<table class="decompkit-table">{head}{body}</table>'
-
 
 #: One explorer draws at a time, in one thread at a time. ipykernel 7 may run a widget
 #: message's handler in a subshell thread while the main thread makes pictures ahead, and
@@ -203,6 +100,56 @@ _SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 _RECORDINGS = 3000
 
 
+def _current_run() -> tuple[str | None, str | None]:
+    """``(cell id, request id)`` of the cell the kernel is running, as far as it is known.
+
+    JupyterLab and Notebook 7 name the cell in each execute request's metadata
+    (``cellId``); anything else (a console, a script) gives ``(None, None)``.
+    """
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent("shell") if kernel is not None else None
+    except Exception:  # noqa: BLE001 - no kernel, or one without get_parent: nothing known
+        return None, None
+    if not isinstance(parent, dict):
+        return None, None
+    cell = (parent.get("metadata") or {}).get("cellId")
+    request = (parent.get("header") or {}).get("msg_id")
+    return (cell, request) if cell and request else (None, None)
+
+
+#: The explorers each cell showed, with the request that ran the cell: running the cell
+#: again closes them, so neither the kernel nor a saved notebook keeps every earlier run's.
+_SHOWN_IN_CELL: dict[str, list] = {}
+
+
+def _widgets_in(value, depth=2):
+    """The widgets in an attribute's value: itself, or inside its dicts, lists and tuples."""
+    if isinstance(value, widgets.Widget):
+        yield value
+    elif depth and isinstance(value, dict):
+        for item in value.values():
+            yield from _widgets_in(item, depth - 1)
+    elif depth and isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _widgets_in(item, depth - 1)
+
+
+def _close_tree(widget) -> None:
+    """Close ``widget``, the widgets it contains and their layout and style models."""
+    if not isinstance(widget, widgets.Widget):
+        return
+    for child in getattr(widget, "children", ()) or ():
+        _close_tree(child)
+    for part in ("layout", "style"):
+        inner = getattr(widget, part, None)
+        if isinstance(inner, widgets.Widget):
+            inner.close()
+    widget.close()
+
+
 class Explorer:
     """Base class of the explorers: controls, one Figure, its scene and the display.
 
@@ -240,7 +187,7 @@ class Explorer:
         self.readout = widgets.HTML()
         self.status = widgets.HTML()
         self.controls: dict[str, widgets.Widget] = {}
-        self.widget: widgets.Box = widgets.VBox()
+        self.widget: widgets.Box  # each explorer builds its own box
         self._muted = False
         #: Number of pictures sent so far.
         self.renders = 0
@@ -262,6 +209,7 @@ class Explorer:
         self._made_ahead: set = set()  # their keys, on the current layout
         self._views = 0  # the view's count of views when they were made
         self._stale = False  # the artists show a setting made ahead
+        self._closed = False  # closed by close(), e.g. when its cell ran again
 
     @staticmethod
     def _row(children, **layout):
@@ -398,7 +346,7 @@ class Explorer:
         is served before the next one, and it empties the queue. ``plan`` is the count of
         plans when the call was scheduled: an older one does nothing.
         """
-        if plan is not None and plan != self._ahead_plans:
+        if self._closed or plan is not None and plan != self._ahead_plans:
             return
         self._ahead_handle = None
         while self._ahead:
@@ -511,8 +459,11 @@ class Explorer:
         -------
         bool
             False when the compute functions rejected the setting with a ValueError; the
-            message is then shown in :attr:`status` and the picture keeps the last good state.
+            message is then shown in :attr:`status` and the picture keeps the last good state;
+            also False, drawing nothing, once the explorer is closed.
         """
+        if self._closed:
+            return False
         self._started = (time.perf_counter(), time.process_time())
         self._ahead_plans += 1  # a call still scheduled for the last plan does nothing now
         if self._ahead_handle is not None:
@@ -577,8 +528,44 @@ class Explorer:
 
     # -- display --------------------------------------------------------------------------------
 
+    @serialised
+    def close(self) -> None:
+        """Close the explorer's widgets in the kernel and the page, and drop its pictures.
+
+        Its cell shows nothing live any more; running the cell again, which calls this for
+        the explorers of the cell's earlier runs, shows a new one.
+        """
+        self._closed = True
+        self._ahead_plans += 1  # a picture already scheduled is dropped
+        self._ahead, self._ahead_rest = [], []
+        if self._ahead_handle is not None:
+            self._ahead_handle.cancel()
+            self._ahead_handle = None
+        for held in vars(self).values():  # the widgets shown and those kept aside
+            for widget in _widgets_in(held):
+                _close_tree(widget)
+        self._recordings.clear()
+        self._scene_keys.clear()
+        self.figure.clear()
+
+    def _replace_earlier_runs(self) -> None:
+        cell, request = _current_run()
+        if cell is None:
+            return
+        kept = []
+        for run, ref in _SHOWN_IN_CELL.get(cell, []):
+            other = ref()
+            if other is None or other is self:
+                continue
+            if run == request:  # a cell that shows two explorers keeps both
+                kept.append((run, ref))
+            elif not getattr(other, "_closed", False):
+                other.close()
+        _SHOWN_IN_CELL[cell] = [*kept, (request, weakref.ref(self))]
+
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         """The live widget, plus a PNG and a note for front ends that cannot show widgets."""
+        self._replace_earlier_runs()
         bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
         bundle["text/plain"] = LIVE_NOTE.format(name=type(self).__name__)

@@ -10,6 +10,18 @@ keys in the page; and says when a saved picture has no kernel behind it.
 
 __all__: list[str] = []
 
+#: Style of an explorer in the page. In a saved notebook without a kernel, ipywidgets marks
+#: every control and box with a red broken-chain icon; the figure's note already says to run
+#: the cell, so an explorer shows no icons and only its controls greyed instead.
+CSS = """
+.decompkit-explorer.jupyter-widgets-disconnected::before,
+.decompkit-explorer .jupyter-widgets-disconnected::before { display: none; }
+.decompkit-explorer .widget-slider.jupyter-widgets-disconnected,
+.decompkit-explorer .widget-checkbox.jupyter-widgets-disconnected,
+.decompkit-explorer .widget-toggle-buttons.jupyter-widgets-disconnected,
+.decompkit-explorer .widget-button.jupyter-widgets-disconnected { opacity: 0.5; }
+"""
+
 ESM = r"""
 const NOTE = "Saved picture: run this cell to use the controls.";
 

@@ -35,6 +35,7 @@ from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
+from ._frontend import CSS as _CSS
 from ._frontend import ESM as _ESM
 
 __all__: list[str] = []
@@ -507,6 +508,7 @@ class FigureView(anywidget.AnyWidget):
         "pictures": _BROWSER_PICTURES,
         "controls_ms": _CONTROLS_TIMEOUT_MS,
     }
+    _css = _CSS
     frame = traitlets.Bytes(b"").tag(sync=True)
     backdrop = traitlets.Int(0).tag(sync=True)
     scene = traitlets.List().tag(sync=True)

@@ -26,7 +26,8 @@ from ..plots.dag import (
     plot_dag,
     task_artists,
 )
-from ._base import Explorer, int_slider, projector_fonts, rows_html, serialised
+from ._base import Explorer, serialised
+from ._controls import int_slider, projector_fonts, rows_html
 
 __all__ = ["DagExplorer", "dag_explorer"]
 
@@ -182,7 +183,7 @@ class DagExplorer(Explorer):
         c = self.controls
         # One row for the example, the workers and the checkboxes at 1100 pixels: the label
         # beside the buttons, boxes no wider than their text.
-        c["example"].layout = widgets.Layout(display="flex", align_items="center")
+        c["example"].layout.display, c["example"].layout.align_items = "flex", "center"
         c["workers"].layout.width = "290px"
         for name in _OPTIONS:
             c[name].layout.width = "auto"

@@ -24,7 +24,8 @@ from ..plots.markov import (
     plot_q_sweep,
     plot_success_vs_horizon,
 )
-from ._base import Explorer, error_html, float_slider, int_slider, projector_fonts, serialised
+from ._base import Explorer, serialised
+from ._controls import error_html, float_slider, int_slider, projector_fonts
 
 __all__ = ["HorizonExplorer", "horizon_explorer"]
 

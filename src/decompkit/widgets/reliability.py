@@ -18,7 +18,8 @@ import numpy as np
 from .. import reliability as rel
 from ..plots._style import GREY, PALETTE
 from ..plots.reliability import plot_d_phi_plane
-from ._base import Explorer, float_slider, int_slider, projector_fonts, rows_html
+from ._base import Explorer
+from ._controls import float_slider, int_slider, projector_fonts, rows_html
 
 __all__ = ["ReliabilityExplorer", "reliability_explorer"]
 
@@ -91,7 +92,7 @@ class ReliabilityExplorer(Explorer):
         with projector_fonts():
             self._draw()
         # The readout beside the sliders, not under the figure: one screen for all of it.
-        self.readout.layout = widgets.Layout(width="460px", margin="0 0 0 16px")
+        self.readout.layout.width, self.readout.layout.margin = "460px", "0 0 0 16px"
         self.widget = self._box(
             [
                 self._row(

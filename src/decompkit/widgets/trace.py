@@ -18,7 +18,8 @@ from .. import dag
 from ..plots._style import GREY, PALETTE
 from ..plots.dag import plot_dag
 from ..plots.scheduler import plot_trace_gantt
-from ._base import Explorer, projector_fonts, rows_html, serialised
+from ._base import Explorer, serialised
+from ._controls import projector_fonts, rows_html
 
 __all__ = ["TraceStepper", "trace_stepper", "STATES"]
 
