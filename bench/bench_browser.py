@@ -210,11 +210,13 @@ def notebook_json(ahead: bool = True) -> str:
                 {
                     "cell_type": "code",
                     "execution_count": None,
+                    # a cell keeps its id from one page load to the next, as in a saved notebook
+                    "id": f"cell-{i}",
                     "metadata": {},
                     "outputs": [],
                     "source": source,
                 }
-                for source in cells
+                for i, source in enumerate(cells)
             ],
             "metadata": {
                 "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}

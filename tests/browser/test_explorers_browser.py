@@ -190,15 +190,30 @@ def test_a_saved_notebook_shows_every_figure_without_a_kernel(
     while "widgets" not in _metadata(path):
         assert time.monotonic() < deadline, "the saved notebook carries no widget state"
         time.sleep(0.2)
+    # The module ran the notebook several times in this kernel; each run closed the
+    # explorers of the run before, so only the last run's are saved.
+    state = _metadata(path)["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    views = [m for m in state.values() if m.get("model_name") == "AnyModel"]
+    assert len(views) == len(bench.EXPLORERS), (
+        f"the saved widget state holds {len(views)} explorer views ({len(state)} models)"
+    )
     lab_server.shut_down_kernels()
     for ui in ("lab", "notebook"):
         url = lab_server.lab_url if ui == "lab" else lab_server.notebook_url
         page.goto(url(explorers_notebook))
-        page.wait_for_function(
-            "n => document.querySelectorAll('.decompkit-figure[data-seq]').length >= n",
-            arg=len(bench.EXPLORERS),
-            timeout=60_000,
-        )
+        try:
+            page.wait_for_function(
+                "n => document.querySelectorAll('.decompkit-figure[data-seq]').length >= n",
+                arg=len(bench.EXPLORERS),
+                timeout=60_000,
+            )
+        except Exception:
+            page.screenshot(path=artifacts / f"reopened-{ui}-failed.png")
+            shown = page.locator(".decompkit-figure[data-seq]").count()
+            pytest.fail(
+                f"{ui}: {shown} of {len(bench.EXPLORERS)} figures drawn 60 s after reopening "
+                f"the saved notebook ({len(state)} widget models; page in {artifacts})"
+            )
         notes = page.locator(".decompkit-figure-note")
         notes.first.wait_for(state="visible", timeout=15_000)
         page.screenshot(path=artifacts / f"reopened-{ui}.png")
