@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 from PIL import Image
+from playwright.sync_api import Error as PlaywrightError
 
 from .conftest import ROOT
 
@@ -179,6 +180,26 @@ def _metadata(path) -> dict:
         return {}
 
 
+def _scroll_until_drawn(page, count: int, timeout_s: float) -> bool:
+    """Bring each cell into view in turn, as a reader scrolls, until ``count`` figures are
+    drawn: a busy page may leave the outputs it does not show for later."""
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    deadline = time.monotonic() + timeout_s
+    turn = 0
+    while time.monotonic() < deadline:
+        if page.locator(".decompkit-figure[data-seq]").count() >= count:
+            return True
+        total = cells.count()
+        if total:
+            try:
+                cells.nth(turn % total).scroll_into_view_if_needed(timeout=5_000)
+            except PlaywrightError:  # the notebook is still being laid out
+                pass
+            turn += 1
+        page.wait_for_timeout(250)
+    return page.locator(".decompkit-figure[data-seq]").count() >= count
+
+
 def test_a_saved_notebook_shows_every_figure_without_a_kernel(
     projector_page, lab_server, explorers_notebook, artifacts
 ):
@@ -198,24 +219,29 @@ def test_a_saved_notebook_shows_every_figure_without_a_kernel(
         f"the saved widget state holds {len(views)} explorer views ({len(state)} models)"
     )
     lab_server.shut_down_kernels()
+    errors = []
+
+    def console(message):
+        if message.type == "error":
+            errors.append(message.text)
+
+    page.on("console", console)
     for ui in ("lab", "notebook"):
         url = lab_server.lab_url if ui == "lab" else lab_server.notebook_url
         page.goto(url(explorers_notebook))
-        try:
-            page.wait_for_function(
-                "n => document.querySelectorAll('.decompkit-figure[data-seq]').length >= n",
-                arg=len(bench.EXPLORERS),
-                timeout=60_000,
-            )
-        except Exception:
+        if not _scroll_until_drawn(page, len(bench.EXPLORERS), timeout_s=60):
             page.screenshot(path=artifacts / f"reopened-{ui}-failed.png")
-            shown = page.locator(".decompkit-figure[data-seq]").count()
+            drawn = page.locator(".decompkit-figure[data-seq]").count()
+            views = page.locator(".decompkit-figure[data-answered]").count()
             pytest.fail(
-                f"{ui}: {shown} of {len(bench.EXPLORERS)} figures drawn 60 s after reopening "
-                f"the saved notebook ({len(state)} widget models; page in {artifacts})"
+                f"{ui}: {drawn} of {len(bench.EXPLORERS)} figures drawn ({views} views made) "
+                f"60 s after reopening the saved notebook ({len(state)} widget models; page "
+                f"in {artifacts}); console errors: {errors[-5:]}"
             )
         notes = page.locator(".decompkit-figure-note")
         notes.first.wait_for(state="visible", timeout=15_000)
+        page.locator(".jp-Notebook .jp-Cell").first.scroll_into_view_if_needed()
         page.screenshot(path=artifacts / f"reopened-{ui}.png")
         assert notes.filter(has_text="run this cell").count() == len(bench.EXPLORERS)
         assert page.get_by_text("model not found").count() == 0
+    page.remove_listener("console", console)
