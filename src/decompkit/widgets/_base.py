@@ -1,4 +1,5 @@
-"""Shared machinery of the explorers: controls, one Figure per explorer, and the display.
+"""Shared machinery of the explorers: one Figure per explorer, its pictures and the display
+(the sliders, tables and fonts they are built from are in :mod:`decompkit.widgets._controls`).
 
 Each explorer draws its matplotlib Figure once (no pyplot) and declares its *scene*: the
 artists a control change moves, each with a key that fixes its look, so that an artist seen
@@ -18,6 +19,9 @@ never holds up an answer for longer than one picture takes (a few milliseconds).
 Sliders use ``continuous_update=True``: an update takes a few milliseconds in the kernel
 (``bench/bench_widgets.py``), and the widget front end sends at most one pending change at a
 time and keeps only the latest value, so a slow kernel never builds up a backlog.
+
+*A cell run again* closes the explorers its earlier runs showed, every widget they made, so
+that neither the kernel nor the widget state a saved notebook keeps grows with each run.
 
 Sizes are for a 1280 x 720 projector: a figure is as wide as the notebook gives it (within
 a range per explorer) and of a fixed height in CSS pixels, text is at least 9 pt (12 CSS

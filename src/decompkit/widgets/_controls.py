@@ -64,35 +64,33 @@ def _checked(name, value, low, high):
     return value
 
 
-def float_slider(name, value, low, high, step, description, tooltip, *, fmt=".2f", style=None):
-    """A labelled FloatSlider; a start value outside ``[low, high]`` raises ValueError."""
-    return widgets.FloatSlider(
+def _slider(kind, name, value, low, high, step, description, tooltip, style, **more):
+    return kind(
         value=_checked(name, value, low, high),
         min=low,
         max=high,
         step=step,
         description=description,
         tooltip=tooltip,
-        readout_format=fmt,
         continuous_update=True,
         style=style or _STYLE,
+        **more,
     )
+
+
+def float_slider(name, value, low, high, step, description, tooltip, *, fmt=".2f", style=None):
+    """A labelled FloatSlider; a start value outside ``[low, high]`` raises ValueError."""
+    return _slider(
+        widgets.FloatSlider, name, value, low, high, step, description, tooltip, style,
+        readout_format=fmt,
+    )  # fmt: skip
 
 
 def int_slider(name, value, low, high, description, tooltip, *, step=1, style=None):
     """A labelled IntSlider; a start value that is not a whole number in range raises."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be an integer, got {value!r}")
-    return widgets.IntSlider(
-        value=_checked(name, value, low, high),
-        min=low,
-        max=high,
-        step=step,
-        description=description,
-        tooltip=tooltip,
-        continuous_update=True,
-        style=style or _STYLE,
-    )
+    return _slider(widgets.IntSlider, name, value, low, high, step, description, tooltip, style)
 
 
 def error_html(message: str) -> str:
