@@ -122,21 +122,18 @@ class LabServer:
     def saved_since(self, notebook: str, written: str, timeout_s: float) -> dict | None:
         """The notebook as the server reads it once a write after ``written`` has finished.
 
-        The server writes a notebook in place, its backup copy aside, so the file's time
-        changes as the write begins and a read in the middle of it finds half a notebook
-        (HTTP 400, "Unreadable Notebook"): read again until the new file parses whole.
+        The server writes a notebook in place: it copies the file to ``.~<name>`` first,
+        writes, then deletes the copy. A read in the middle finds half a notebook, and the
+        server then puts the copy back over the file (HTTP 400 or 500, and a save undone),
+        so nothing is read until the file's time has changed and the copy is gone.
         ``None`` if that does not happen within ``timeout_s``.
         """
+        path = self.root / notebook
+        backup = path.with_name(".~" + path.name)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            try:
-                model = self.api(f"contents/{quote(notebook)}?content=1")
-            except urllib.error.HTTPError as error:
-                if error.code != 400:
-                    raise
-            else:
-                if model["last_modified"] != written:
-                    return model["content"]
+            if self.modified(notebook) != written and not backup.exists():
+                return self.api(f"contents/{quote(notebook)}?content=1")["content"]
             time.sleep(0.1)
         return None
 
