@@ -26,7 +26,7 @@ def _group(nodeid: str) -> str:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """With ``-n`` (pytest-xdist, as ``kit.py test`` runs the suite), hand out the groups of
+    """With ``-n`` (pytest-xdist: ``kit.py test -n 2``), hand out the groups of
     :func:`_group` in collection order: the folders of long end-to-end tests come first, so
     the short files fill the gaps at the end. ``--dist`` other than the default keeps its
     own scheduler."""

@@ -5,8 +5,8 @@
                             go to jupyter lab)
     python3 kit.py lab --instructor   the same with nbgrader's instructor tools (formgrader,
                             Create Assignment, the Nbgrader menu)
-    python3 kit.py test     the whole test suite, one pytest-xdist worker per core (extra
-                            arguments go to pytest; -n 0 runs it in one process)
+    python3 kit.py test     the whole test suite (extra arguments go to pytest; -n 2 runs it
+                            on two pytest-xdist workers)
     python3 kit.py bench    the benchmarks in bench/ (extra arguments go to each script)
     python3 kit.py release  regenerate notebooks/ from solutions/ with nbgrader (never
                             overwrites a notebook edited since the last release)
@@ -892,24 +892,8 @@ def _answers(info: Path) -> bool:
     return True
 
 
-#: Most pytest-xdist workers ``kit.py test`` starts (one per core up to this).
-MOST_TEST_WORKERS = 4
-
-
-def _test_workers(args: list[str]) -> list[str]:
-    """``-n N`` for pytest-xdist, one worker per core (at most :data:`MOST_TEST_WORKERS`),
-    unless the arguments choose (``-n``, ``--numprocesses``, ``-p no:xdist``) or need one
-    process (``--pdb``, ``--trace``), or the machine has one core."""
-    for arg in args:
-        if arg.startswith(("-n", "--numprocesses", "--pdb", "--trace")) or arg.endswith("no:xdist"):
-            return []
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cores = min(cores or 1, MOST_TEST_WORKERS)
-    return ["-n", str(cores)] if cores > 1 else []
-
-
 def test(args: list[str]) -> int:
-    return _replace_process([str(PYTHON), "-m", "pytest", *_test_workers(args), *args])
+    return _replace_process([str(PYTHON), "-m", "pytest", *args])
 
 
 def _course(command: str, args: list[str]) -> int:

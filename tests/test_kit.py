@@ -755,23 +755,3 @@ def test_an_unknown_course_command_lists_the_commands():
     )
     assert result.returncode == 2
     assert all(name in result.stderr for name in COURSE_COMMANDS)
-
-
-@pytest.mark.parametrize(
-    ("cores", "args", "workers"),
-    [
-        (2, [], ["-n", "2"]),
-        (16, ["-k", "markov"], ["-n", str(kit.MOST_TEST_WORKERS)]),
-        (1, [], []),
-        (2, ["-n", "0"], []),
-        (2, ["--numprocesses=3"], []),
-        (2, ["-p", "no:xdist"], []),
-        (2, ["-x", "--pdb"], []),
-    ],
-)
-def test_the_suite_runs_on_a_worker_per_core_unless_told_otherwise(
-    cores, args, workers, monkeypatch
-):
-    monkeypatch.setattr(kit.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    monkeypatch.setattr(kit.os, "cpu_count", lambda: cores)
-    assert kit._test_workers(args) == workers
