@@ -182,7 +182,7 @@ def _metadata(path) -> dict:
 
 def _scroll_until_drawn(page, count: int, timeout_s: float) -> bool:
     """Bring each cell into view in turn, as a reader scrolls, until ``count`` figures are
-    drawn: a busy page may leave the outputs it does not show for later."""
+    drawn; False if they are not within ``timeout_s``."""
     cells = page.locator(".jp-Notebook .jp-Cell")
     deadline = time.monotonic() + timeout_s
     turn = 0
