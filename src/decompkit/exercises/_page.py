@@ -93,8 +93,20 @@ def line(item, diagnosis: Diagnosis, P) -> str:
     >>> print(line(chain.EXERCISE.item("p_prime"), Diagnosis("unanswered", "not answered yet"), P))
     [ ] B1 p_prime: not answered yet  [LECTURE NUMBERS - no id set, grading uses your own]
     """
-    mark = _MARKS.get(diagnosis.status, "[x]")
-    return f"{mark} {item.title}: {diagnosis.message}  [{numbers_note(P)}]"
+    return f"{mark_line(item.title, diagnosis)}  [{numbers_note(P)}]"
+
+
+def mark_line(title: str, diagnosis: Diagnosis) -> str:
+    """``[ok] title: message``, ``[x] ...`` or ``[ ] ...``: a check's line without its note."""
+    return f"{_MARKS.get(diagnosis.status, '[x]')} {title}: {diagnosis.message}"
+
+
+def say(title: str, diagnosis: Diagnosis, text: str) -> None:
+    """Print a visible check's line ``text``; in strict mode an answer that is off, too
+    rounded or not of the kind asked raises it as :class:`CheckFailed` instead."""
+    if strict() and diagnosis.status in ("off", "close", "invalid"):
+        raise CheckFailed(title, diagnosis.message, line=text)
+    print(text)
 
 
 def report(exercise: Exercise, item_key: str, answer, P) -> None:
@@ -112,10 +124,7 @@ def report(exercise: Exercise, item_key: str, answer, P) -> None:
     """
     item = exercise.item(item_key)
     verdict = exercise.visible(item_key, answer, P)
-    text = line(item, verdict, P)
-    if strict() and verdict.status in ("off", "close", "invalid"):
-        raise CheckFailed(item.title, verdict.message, line=text)
-    print(text)
+    say(item.title, verdict, line(item, verdict, P))
 
 
 def _names(items) -> str:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from ..dag import critical_path
 from ..exercises._contract import UNANSWERED, Diagnosis
-from ..exercises._page import strict
+from ..exercises._page import mark_line, say
 from ..exercises.checks import (
     ON_TRACK,
-    CheckFailed,
     judge_number,
     judge_set,
     read_number,
@@ -36,8 +35,6 @@ TITLES = {
     "plan_times": "B4 plan_times",
     "broken_kinds": "B7 broken_kinds",
 }
-
-_MARKS = {"ok": "[ok]", "unanswered": "[ ]"}
 
 
 def _quotes() -> TypedPlan:
@@ -132,11 +129,7 @@ def check(item: str, answer, run=None) -> None:
     [x] B4 plan_times: the two numbers are swapped: the serial sum comes first
     """
     verdict = diagnose(item, answer, run)
-    name = TITLES[item]
-    text = f"{_MARKS.get(verdict.status, '[x]')} {name}: {verdict.message}"
-    if strict() and verdict.status in ("off", "close", "invalid"):
-        raise CheckFailed(name, verdict.message, line=text)
-    print(text)
+    say(TITLES[item], verdict, mark_line(TITLES[item], verdict))
 
 
 def earned(item: str, answer, run=None) -> bool:
@@ -205,9 +198,7 @@ def _broken_hints(want: set) -> list:
         ),
         (
             "placeholders",
-            lambda g: (
-                not (g & {"dependency_without_placeholder", "placeholder_without_dependency"})
-            ),
+            lambda g: not g & _PLACEHOLDER_KINDS,
             "compare each step's depends_on with the #E names in its arguments",
         ),
         (
