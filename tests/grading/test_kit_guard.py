@@ -1,8 +1,10 @@
-"""A submission that rewrites the kit's installed files or a gradebook gains nothing.
+"""Without walls, a submission that rewrites the kit's installed files or a gradebook gains nothing.
 
-The kit is installed for these tests as a copy in a temporary folder (first on the grader's
-``PYTHONPATH``), so the attack never reaches the developer's checkout. The hostile notebook
-rewrites the copy's hidden-test comparisons and clean check so that anything passes, and
+Inside walls a kernel sees neither the installed kit nor a gradebook (tests/grading/test_walls.py);
+these tests grade with ``--no-sandbox``, where the kit's own check is what stands between the
+attack and the grades. The kit is installed for them as a copy in a temporary folder (first on
+the grader's ``PYTHONPATH``), so the attack never reaches the developer's checkout. The hostile
+notebook rewrites the copy's hidden-test comparisons and clean check so that anything passes, and
 overwrites every gradebook it finds above its folder; a blank classmate is graded after it,
 in the same run and in the next one, and must still score 0.
 """
@@ -74,7 +76,7 @@ def setup(tmp_path_factory):
 
 def _grade(root, env, *students):
     command = [sys.executable, "-m", "decompkit.course", "grade", "decomp", "--root", str(root),
-               "--workers", "1"] + [f"--student={s}" for s in students]  # fmt: skip
+               "--workers", "1", "--no-sandbox"] + [f"--student={s}" for s in students]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 

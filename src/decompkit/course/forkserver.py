@@ -22,8 +22,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import signal
 import sys
+
+from .sandbox import SOCKETS, Bounds, Walls, enter
 
 __all__ = ["main"]
 
@@ -57,17 +60,44 @@ def _reply(message: dict) -> None:
     sys.stdout.flush()
 
 
-def _child(request: dict) -> None:
-    """Become the kernel described by ``request`` (never returns)."""
+def _close_descriptors(keep: int) -> None:
+    """Standard streams on /dev/null; every other descriptor of the warm process closed but
+    ``keep`` (its pipes to the grader must not reach a kernel)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for descriptor in (0, 1, 2):
+        os.dup2(null, descriptor)
+    for descriptor in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():
+        if int(descriptor) > 2 and int(descriptor) != keep:
+            try:
+                os.close(int(descriptor))
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+
+
+def _child(request: dict, report_to: int) -> None:
+    """Become the kernel described by ``request`` (never returns); the pid to signal, or why
+    the kernel could not start, is written to ``report_to``."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        for descriptor in (0, 1, 2):
-            os.dup2(null, descriptor)
-        os.chdir(request["cwd"])
+        _close_descriptors(report_to)
+
+        def report(found) -> None:
+            os.write(report_to, (f"{found}\n").encode())
+
+        walls = request.get("walls")
+        if walls:
+            bounds = Bounds(**walls["bounds"])
+            enter(Walls(tuple(walls["read_only"]), bounds), request["root"], request["files"],
+                  request["connection"].encode(), request["uid"], report)  # fmt: skip
+            connection_file = f"{SOCKETS}/kernel.json"
+        else:
+            os.chdir(request["cwd"])
+            report(os.getpid())
+            connection_file = request["connection_file"]
+        os.close(report_to)
         os.environ.clear()
         os.environ.update(request["env"])
         os.environ["JPY_PARENT_PID"] = str(os.getppid())
@@ -77,7 +107,7 @@ def _child(request: dict) -> None:
             numpy.random.seed()
         from ipykernel.kernelapp import IPKernelApp
 
-        IPKernelApp.launch_instance(argv=["-f", request["connection_file"], *KERNEL_ARGUMENTS])
+        IPKernelApp.launch_instance(argv=["-f", connection_file, *KERNEL_ARGUMENTS])
     finally:
         os._exit(0)
 
@@ -92,6 +122,29 @@ def _reap(*_) -> None:
             return
 
 
+def _start(request: dict) -> dict:
+    """Fork the kernel of ``request``; its pid as the grader signals it, or the error."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
+        _child(request, writer)
+    os.close(writer)
+    said = b""
+    try:
+        while not said.endswith(b"\n") and select.select([reader], [], [], 30.0)[0]:
+            chunk = os.read(reader, 1000)
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(reader)
+    text = said.decode(errors="replace").strip()
+    if text.isdigit():
+        return {"pid": int(text), "child": pid}
+    return {"error": text or "the kernel process ended before it started", "child": pid}
+
+
 def main() -> None:
     """Serve kernels until standard input closes (see the module docstring)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -102,12 +155,9 @@ def main() -> None:
     children = []
     try:
         for line in sys.stdin:
-            request = json.loads(line)
-            pid = os.fork()
-            if pid == 0:
-                _child(request)
-            children.append(pid)
-            _reply({"pid": pid})
+            reply = _start(json.loads(line))
+            children.append(reply.pop("child"))
+            _reply(reply)
     finally:
         for pid in children:
             try:

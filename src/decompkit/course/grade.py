@@ -112,7 +112,29 @@ def settings(root: Path) -> dict:
             student=float(_setting(config, "GradingLimits", "student_time_limit", 600)),
             output_bytes=int(_setting(config, "CapOutputBytes", "max_bytes", 100_000)),
         ),
+        "bounds": _bounds(config),
     }
+
+
+def _bounds(config):
+    """The walls' bounds of every kernel (``c.GradingLimits.kernel_*`` in megabytes)."""
+    from .sandbox import Bounds
+
+    values = {
+        "memory": ("kernel_memory_mb", 2048, 2**20),
+        "processes": ("kernel_processes", 64, 1),
+        "scratch": ("kernel_scratch_mb", 256, 2**20),
+    }
+    found = {}
+    for name, (setting, default, unit) in values.items():
+        value = _setting(config, "GradingLimits", setting, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
+            raise GradingError(
+                f"c.GradingLimits.{setting} in nbgrader_config.py must be a number >= 1, "
+                f"got {value!r}"
+            )
+        found[name] = int(value * unit)
+    return Bounds(**found)
 
 
 # --- the gradebook's copy of the assignment ---------------------------------------------------
@@ -286,6 +308,7 @@ class Run:
     seconds: float = 0.0
     workers: int = 1
     interrupted: bool = False
+    walls: object = None  # the kernels' walls (None: graded without)
 
     @property
     def failed(self) -> list:
@@ -308,6 +331,7 @@ def grade_class(
     student_limit: float | None = None,
     fork_kernels: bool = True,
     kit_guard: str = "restore",
+    sandbox: bool = True,
     progress=None,
 ) -> Run:
     """Grade ``root/submitted`` into ``root/gradebook.db``; see the module docstring.
@@ -410,9 +434,9 @@ def grade_class(
             f"nbgrader cannot read the notebooks of {assignment!r} ({last[0].strip()[:200]}); "
             f"run `nbgrader generate_assignment {assignment} --force` to see every error"
         ) from None
-    plan = Plan.prepare(
-        root, assignment, sources, limits, fork_kernels=fork_kernels, kit_guard=kit_guard
-    )
+    plan = Plan.prepare(root, assignment, sources, limits, fork_kernels=fork_kernels,
+                        kit_guard=kit_guard, sandbox=conf["bounds"] if sandbox else None)
+    run.walls = plan.walls
     collected = _collected(root, assignment)
     folder = records.record_path(root, assignment, "x").parent
     records.clean_temporaries(folder)
@@ -476,7 +500,7 @@ def _write_student(root, conf, gb, run, submission, outcomes, flags, collected) 
     stamp = submission.timestamp
     submitted_at = stamp.isoformat() if stamp is not None else lms.get("submitted_at")
     record = records.build(assignment, student, outcomes, flags, submitted_at=submitted_at,
-                           source_names=source_names)  # fmt: skip
+                           source_names=source_names, walls=run.walls)
     path = records.record_path(root, assignment, student)
     temporary = records.write_record(path, record)
     target = root / conf["autograded"] / student / assignment
@@ -515,6 +539,7 @@ def autograde(
     notebook_limit=None,
     student_limit=None,
     kit_guard: str = "restore",
+    sandbox: bool = True,
 ) -> list[NotebookGrade]:
     """Autograde ``root/submitted`` into ``root/gradebook.db`` (no output; see grade_class).
 
@@ -522,7 +547,7 @@ def autograde(
     """
     run = grade_class(root, assignment, students=students, workers=workers, timeout=timeout,
                       notebook_limit=notebook_limit, student_limit=student_limit,
-                      kit_guard=kit_guard)  # fmt: skip
+                      kit_guard=kit_guard, sandbox=sandbox)
     if run.interrupted:
         raise KeyboardInterrupt
     return [
@@ -560,6 +585,12 @@ def main(argv: list[str] | None = None) -> int:
         help="what to do when a kernel changed the kit's installed files: put them back "
         "(default), or only report it (a developer's checkout, where it may be an edit)",
     )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the kernels without walls (only where walls cannot be built, and only for "
+        "submissions you trust: a kernel can then reach the others, the grader and the kit)",
+    )
     args = parser.parse_args(argv)
     progress = None
 
@@ -574,7 +605,8 @@ def main(argv: list[str] | None = None) -> int:
         run = grade_class(
             root, args.assignment, students=args.student, workers=args.workers,
             timeout=args.timeout, notebook_limit=args.notebook_limit,
-            student_limit=args.student_limit, kit_guard=args.kit_guard, progress=make_progress,
+            student_limit=args.student_limit, kit_guard=args.kit_guard,
+            sandbox=not args.no_sandbox, progress=make_progress,
         )  # fmt: skip
     except GradingError as error:
         if progress is not None:

@@ -2,34 +2,46 @@
 
 :class:`KernelFactory` starts each kernel as a fork of a warm process
 (:mod:`decompkit.course.forkserver`, which has ipykernel and the notebooks' imports loaded),
-so a kernel is ready in a fraction of the usual start-up; where ``os.fork`` is missing or the
-warm process cannot start, it falls back to jupyter_client's ordinary launch. Either way each
-kernel talks over local (``ipc``) sockets, runs in the folder and with the environment it is
-given, writes nothing to the grader's terminal, and is a process of its own that
-:meth:`Kernel.kill` ends with everything it started.
+so a kernel is ready in a fraction of the usual start-up. With :class:`~.sandbox.Walls` every
+kernel runs inside walls of its own (:mod:`decompkit.course.sandbox`): the grader reaches its
+sockets through ``/proc/<pid>/root``, and a kernel that cannot be walled is not started. Without
+walls (``--no-sandbox``), where ``os.fork`` is missing or the warm process cannot start, it
+falls back to jupyter_client's ordinary launch. Either way each kernel talks over local
+(``ipc``) sockets, writes nothing to the grader's terminal, and is a process of its own that
+:meth:`Kernel.kill` ends with everything it started. The grader's sockets refuse any message
+over :data:`MAX_MESSAGE` bytes before it is read into memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import queue
+import secrets
 import select
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import zmq
+import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
-from jupyter_client.connect import write_connection_file
 
-__all__ = ["Kernel", "KernelFactory", "KernelStartError"]
+from .sandbox import HOME, SOCKETS, Walls
+
+__all__ = ["Kernel", "KernelFactory", "KernelStartError", "MAX_MESSAGE"]
 
 READY_TIMEOUT = 60.0  # seconds a kernel may take to answer its first request
 WARM_TIMEOUT = 180.0  # seconds the warm process may take to import the notebooks' modules
+MAX_MESSAGE = 16 * 2**20  # bytes: a larger message from a kernel is dropped unread
+SEND_TIMEOUT_MS = 5000
 
 
 class KernelStartError(RuntimeError):
@@ -40,6 +52,15 @@ class _Client(AsyncKernelClient):
     """A kernel client whose liveness is the kernel process's (not the heartbeat's)."""
 
     alive = None  # set per client: a callable returning whether the kernel process runs
+
+    def _context_default(self) -> zmq.asyncio.Context:
+        self._created_context = True
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+        # A socket whose peer sent too much is cut off for good (zmq does not reconnect after
+        # a protocol error), and a send on it would wait for ever: let it fail instead.
+        context.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
+        return context
 
     async def _async_is_alive(self) -> bool:
         return True if self.alive is None else bool(self.alive())
@@ -62,10 +83,16 @@ def _pid_alive(pid: int) -> bool:
 
 
 class Kernel:
-    """One running kernel: its client (``kc``) and what interrupts, checks and ends it."""
+    """One running kernel: its client (``kc``) and what interrupts, checks and ends it.
 
-    def __init__(self, kc: _Client, *, pid: int | None = None, manager=None):
+    ``pid`` is the process to signal (with walls, the init of the kernel's namespace, which
+    passes interrupts on); ``folder`` is the host folder the kernel was given, removed when
+    it is killed; ``walls`` the walls it runs in, if any.
+    """
+
+    def __init__(self, kc: _Client, *, pid=None, manager=None, folder=None, walls=None):
         self.kc, self.pid, self.manager = kc, pid, manager
+        self.folder, self.walls = folder, walls
         kc.alive = self.is_alive
 
     def is_alive(self) -> bool:
@@ -83,8 +110,39 @@ class Kernel:
         elif self.manager is not None:
             await self.manager.interrupt_kernel()
 
+    def reconnect(self) -> None:
+        """Talk to the kernel over new sockets (after a message over :data:`MAX_MESSAGE`
+        ended the old ones' connection)."""
+        info = self.kc.get_connection_info()
+        try:
+            self.kc.stop_channels()
+        except Exception:  # noqa: BLE001 - closing a client of a dead kernel may fail
+            pass
+        self.kc = _client(info)
+        self.kc.alive = self.is_alive
+        self.kc.start_channels(hb=False)
+
+    async def reconnect_output(self) -> None:
+        """Read the kernel's output over a new socket (after a message over
+        :data:`MAX_MESSAGE` ended the old one's connection)."""
+        channel, self.kc._iopub_channel = self.kc._iopub_channel, None
+        if channel is not None:
+            channel.close()
+        self.kc.iopub_channel.start()
+        await asyncio.sleep(0.05)  # the new subscription reaches the kernel
+
+    def bounds_reached(self) -> list[str]:
+        """Which of its walls' bounds the kernel is at now (its scratch space full, as many
+        processes as it may have); empty without walls or once it has ended."""
+        if self.walls is None or self.pid is None:
+            return []
+        from .sandbox import pressure
+
+        return pressure(self.pid, self.walls.bounds)
+
     async def kill(self) -> None:
-        """End the kernel and every process it started in its session; close the client."""
+        """End the kernel and every process it started; close the client; wait until they
+        are gone (with walls: every process of its namespace), then remove its folder."""
         try:
             self.kc.stop_channels()
         except Exception:  # noqa: BLE001 - closing a client of a dead kernel may fail
@@ -95,11 +153,16 @@ class Kernel:
                     kill(self.pid, signal.SIGKILL)
                 except OSError:
                     pass
+            end = time.monotonic() + 10
+            while _pid_alive(self.pid) and time.monotonic() < end:
+                await asyncio.sleep(0.005)
         elif self.manager is not None:
             try:
                 await self.manager.shutdown_kernel(now=True)
             except Exception:  # noqa: BLE001 - a kernel that is gone already
                 pass
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class KernelFactory:
@@ -108,23 +171,33 @@ class KernelFactory:
     Parameters
     ----------
     workdir : Path
-        A private folder for the connection files and the warm process's log.
+        A private folder for the kernels' folders and the warm process's log.
     env : dict
         The environment every kernel starts from (the caller adds the student's id).
     preload : list of str
         Import statements the warm process runs once (the notebooks' own imports).
     fork : bool
         Use the warm process; ``False`` starts every kernel the ordinary way.
+    walls : Walls, optional
+        Start every kernel inside these walls (needs the warm process); a kernel that cannot
+        be walled raises :class:`KernelStartError` rather than starting without them.
     """
 
-    def __init__(self, workdir: Path, env: dict, preload=(), *, fork: bool = True):
+    def __init__(self, workdir: Path, env: dict, preload=(), *, fork: bool = True,
+                 walls: Walls | None = None):  # fmt: skip
         self.workdir = Path(workdir)
         self.env = dict(env)
         self.preload = list(preload)
         self.fork = fork and hasattr(os, "fork") and sys.platform != "win32"
+        self.walls = walls
+        if walls is not None and not self.fork:
+            raise ValueError("kernels start inside walls only as forks of the warm process")
         self.server: subprocess.Popen | None = None
         self.warm_failures: list[str] = []
         self.count = 0
+        # Root grades as one user per grading process: its kernels' process bound counts only
+        # its own kernels (an ordinary user's kernels have a user namespace each instead).
+        self.uid = 1_000_000 + os.getpid()
 
     # -- the warm process --
 
@@ -163,38 +236,75 @@ class KernelFactory:
             raise KernelStartError("the warm kernel process stopped answering")
         return json.loads(line)
 
-    def _fork(self, connection_file: str, cwd: Path, env: dict) -> int:
+    def _fork(self, request: dict) -> int:
         if self.server is None or self.server.poll() is not None:
             self._start_server()
-        self._send({"connection_file": connection_file, "cwd": str(cwd), "env": env})
-        return int(self._receive(30.0)["pid"])
+        self._send(request)
+        reply = self._receive(30.0)
+        if "error" in reply:
+            raise KernelStartError(f"the kernel could not start: {reply['error']}")
+        return int(reply["pid"])
 
     # -- kernels --
 
-    async def start(self, cwd: Path, env_extra: dict) -> Kernel:
-        """A ready kernel running in ``cwd`` with ``env_extra`` added to the environment."""
+    async def start(self, env_extra: dict, files: dict | None = None) -> Kernel:
+        """A ready kernel with ``env_extra`` added to the environment and ``files``
+        (``{name: host path}``, regular files only) copied into its working folder."""
         self.count += 1
-        sockets = Path(tempfile.mkdtemp(prefix="k", dir=self.workdir))
+        folder = Path(tempfile.mkdtemp(prefix="k", dir=self.workdir))
         env = {**self.env, **env_extra}
-        connection_file, _ = write_connection_file(
-            str(sockets / "kernel.json"), transport="ipc", ip=str(sockets / "s")
-        )
-        if self.fork:
-            try:
-                pid = self._fork(connection_file, cwd, env)
-            except (KernelStartError, OSError, ValueError) as error:
-                self.fork = False  # the warm process is broken: start kernels the usual way
-                self.warm_failures.append(f"warm process: {error}")
-                self.close()
-            else:
-                return await self._ready(Kernel(_client(connection_file), pid=pid))
-        return await self._start_ordinary(connection_file, cwd, env)
+        files = {str(name): str(path) for name, path in (files or {}).items()}
+        try:
+            if self.walls is not None:
+                return await self._start_walled(folder, env, files)
+            cwd = folder / "work"
+            cwd.mkdir()
+            for name, path in files.items():
+                copy_regular_file(Path(path), cwd / name)
+            connection = _connection(str(folder / "s"))
+            connection_file = folder / "kernel.json"
+            connection_file.write_text(json.dumps(connection), encoding="utf-8")
+            if self.fork:
+                try:
+                    pid = self._fork({"connection_file": str(connection_file), "cwd": str(cwd),
+                                      "env": env})  # fmt: skip
+                except (KernelStartError, OSError, ValueError) as error:
+                    self.fork = False  # the warm process is broken: start kernels the usual way
+                    self.warm_failures.append(f"warm process: {error}")
+                    self.close()
+                else:
+                    kernel = Kernel(_client(connection), pid=pid, folder=folder)
+                    return await self._ready(kernel)
+            return await self._start_ordinary(connection, connection_file, cwd, env, folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
 
-    async def _start_ordinary(self, connection_file: str, cwd: Path, env: dict) -> Kernel:
+    async def _start_walled(self, folder: Path, env: dict, files: dict) -> Kernel:
+        walls = self.walls
+        assert walls is not None
+        connection = _connection(f"{SOCKETS}/k")
+        request = {
+            "connection": json.dumps(connection),
+            "env": {**env, "HOME": HOME},
+            "files": files,
+            "root": str(folder),
+            "walls": {"read_only": list(walls.read_only),
+                      "bounds": dataclasses.asdict(walls.bounds)},
+            "uid": self.uid,
+        }  # fmt: skip
+        try:
+            pid = self._fork(request)
+        except (OSError, ValueError) as error:
+            raise KernelStartError(f"the warm kernel process failed ({error})") from None
+        connection["ip"] = f"/proc/{pid}/root{SOCKETS}/k"
+        return await self._ready(Kernel(_client(connection), pid=pid, folder=folder, walls=walls))
+
+    async def _start_ordinary(self, connection, connection_file, cwd, env, folder) -> Kernel:
         from jupyter_client.manager import AsyncKernelManager
 
         manager = AsyncKernelManager(kernel_name="python3", transport="ipc")
-        manager.connection_file = connection_file
+        manager.connection_file = str(connection_file)
         manager.load_connection_file()
         await manager.start_kernel(
             env=env,
@@ -203,7 +313,8 @@ class KernelFactory:
             stderr=subprocess.DEVNULL,
             extra_arguments=["--HistoryManager.hist_file=:memory:"],
         )
-        return await self._ready(Kernel(_client(connection_file), manager=manager))
+        kernel = Kernel(_client(connection), manager=manager, folder=folder)
+        return await self._ready(kernel)
 
     @staticmethod
     async def _ready(kernel: Kernel) -> Kernel:
@@ -249,17 +360,35 @@ class KernelFactory:
                 server.stdout.close()
 
 
-def _client(connection_file: str) -> _Client:
-    client = _Client(connection_file=connection_file)
-    client.load_connection_file()
+def _connection(ip: str) -> dict:
+    """Connection information of a kernel on local sockets ``<ip>-<n>``, with a new key."""
+    ports = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+    return {
+        **{name: number for number, name in enumerate(ports, start=1)},
+        "ip": ip,
+        "key": secrets.token_hex(32),
+        "transport": "ipc",
+        "signature_scheme": "hmac-sha256",
+        "kernel_name": "",
+    }
+
+
+def _client(connection: dict) -> _Client:
+    client = _Client()
+    client.load_connection_info(connection)
     return client
 
 
-def wait_gone(pid: int, seconds: float = 2.0) -> bool:
-    """Wait until process ``pid`` has ended; whether it did within ``seconds``."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not _pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return not _pid_alive(pid)
+def copy_regular_file(source: Path, target: Path) -> bool:
+    """Copy ``source`` to ``target`` if it is a regular file and not a link (a name that
+    came with a submission may point anywhere); whether it was copied."""
+    try:
+        handle = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(handle, "rb") as data:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return False
+        with open(target, "xb") as out:
+            shutil.copyfileobj(data, out)
+    return True

@@ -112,8 +112,11 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-def build(assignment, student, outcomes, flags, *, submitted_at=None, source_names=()):
-    """The record of one student (see the module docstring and docs for the fields)."""
+def build(assignment, student, outcomes, flags, *, submitted_at=None, source_names=(),
+          walls=None):  # fmt: skip
+    """The record of one student (see the module docstring and docs for the fields);
+    ``walls`` are the kernels' walls (:class:`decompkit.course.sandbox.Walls`), None when
+    graded without."""
     notebooks = {}
     for outcome in outcomes:
         found = [flag_line(f) for f in flags.get(outcome.notebook, []) if _is_flag(f)]
@@ -121,7 +124,7 @@ def build(assignment, student, outcomes, flags, *, submitted_at=None, source_nam
         notebooks[outcome.notebook] = {
             "status": outcome.status,
             "message": outcome.message,
-            "flagged": bool(found) or outcome.status in _FLAGGED,
+            "flagged": bool(found) or outcome.status in _FLAGGED or bool(outcome.integrity),
             "flags": found + [e for e in events if e not in found],
             "score": float(sum(outcome.scores.values())),
             "max_score": float(sum(outcome.points.values())),
@@ -134,6 +137,11 @@ def build(assignment, student, outcomes, flags, *, submitted_at=None, source_nam
         "graded_at": _now(),
         "submitted_at": submitted_at,
         "source_names": list(source_names),
+        "sandbox": None if walls is None else {
+            "memory_mb": walls.bounds.memory / 2**20,
+            "processes": walls.bounds.processes,
+            "scratch_mb": walls.bounds.scratch / 2**20,
+        },
         "notebooks": notebooks,
     }
 

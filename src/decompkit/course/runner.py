@@ -26,8 +26,6 @@ import copy
 import json
 import os
 import re
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +38,7 @@ from nbformat.v4.nbjson import writes as writes_json
 
 from .clean_check import answer_names, export_expressions, judge
 from .codec import Unreadable, decode
+from .kernels import MAX_MESSAGE
 
 __all__ = ["Limits", "NotebookOutcome", "grade_notebooks", "prepare_notebook", "FAILED"]
 
@@ -212,9 +211,14 @@ def read_submission(path: Path):
 
 
 class _Client(NotebookClient):
-    """nbclient's cell runner with a byte budget per cell (outputs past it are dropped)."""
+    """nbclient's cell runner with a byte budget per cell (outputs past it are dropped), that
+    notes which cells' output ended as it should (the kernel said it was idle)."""
 
     max_bytes = 100_000
+
+    async def _async_poll_output_msg(self, parent_msg_id, cell, cell_index):
+        await super()._async_poll_output_msg(parent_msg_id, cell, cell_index)
+        self._complete.add(cell_index)
 
     def output(self, outs, msg, display_id, cell_index):
         used = self._used.setdefault(cell_index, [0, 0])
@@ -231,11 +235,21 @@ class _Client(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-def _cut_notes(client: _Client) -> None:
-    for index, (_, cut) in client._used.items():
-        if cut:
-            note = f"\n[output cut by the grader: {cut:,} more bytes not stored]\n"
+def _cut_notes(client: _Client) -> list[str]:
+    """Note in each cell whose output was cut what was left out; one line for the record
+    per such cell."""
+    found = []
+    for index in sorted(set(client._used) | client._dropped):
+        cut = client._used.get(index, [0, 0])[1]
+        words = [f"{cut:,} more bytes not stored"] if cut else []
+        if index in client._dropped:
+            words.append(f"a message over {MAX_MESSAGE // 2**20} MB was dropped unread")
+        if words:
+            note = f"\n[output cut by the grader: {'; '.join(words)}]\n"
             client.nb.cells[index].outputs.append(new_output("stream", name="stdout", text=note))
+            found.append(f"{_label(client.nb.cells[index], index)} wrote more output than is kept "
+                         f"({client.max_bytes // 1000} kB a cell): {'; '.join(words)}")
+    return found
 
 
 async def _probe(kernel, seconds: float) -> bool:
@@ -252,31 +266,64 @@ async def _probe(kernel, seconds: float) -> bool:
     return False
 
 
-async def _read_answers(kernel, expressions: dict) -> dict | None:
-    """``{name: encoded value or None}`` read through ``user_expressions``; None when the
-    kernel does not answer."""
+_TOO_LARGE = json.dumps({"__unreadable__": "too large to read out, or no reply in time"})
+
+
+async def _ask(kernel, expressions: dict, seconds: float) -> dict | None:
+    """The kernel's ``user_expressions`` reply to ``expressions``; None without one in
+    ``seconds`` (a reply over the socket's size bound is dropped before it is read)."""
     try:
         msg_id = kernel.kc.execute(
             "", silent=True, store_history=False, user_expressions=expressions
         )
-        end = time.monotonic() + 30
+        end = time.monotonic() + seconds
         while True:
             reply = await kernel.kc.get_shell_msg(timeout=max(0.05, end - time.monotonic()))
             if reply["parent_header"].get("msg_id") == msg_id:
-                break
-    except Exception:  # noqa: BLE001 - a dead or hung kernel: nothing can be read
+                content = reply.get("content")
+                found = content.get("user_expressions") if isinstance(content, dict) else None
+                return found if isinstance(found, dict) else {}
+    except Exception:  # noqa: BLE001 - a dead or hung kernel, or a reply too large
         return None
-    found = reply.get("content", {}).get("user_expressions", {}) or {}
+
+
+async def _read_answers(kernel, expressions: dict) -> dict | None:
+    """``{name: encoded value or None}`` read through ``user_expressions``; None when the
+    kernel does not answer at all.
+
+    All answers are asked for at once; without a reply (one answer too large for the
+    socket, or a kernel that hangs in an answer's ``repr``), each is asked for alone, so an
+    answer that cannot be read costs its own item only.
+    """
+    found, unread = await _ask(kernel, expressions, 10), set()
+    if found is None:
+        if not kernel.is_alive():
+            return None
+        found, end = {}, time.monotonic() + 20
+        for name, expression in expressions.items():
+            one = None
+            for _ in range(2):  # a kernel at its process bound may lose the first request
+                left = end - time.monotonic()
+                if one is None and left > 0:
+                    kernel.reconnect()
+                    one = await _ask(kernel, {name: expression}, min(3.0, left))
+            if one is None:
+                unread.add(name)
+            else:
+                found.update(one)
+        if unread == set(expressions):
+            return None
     answers = {}
     for name in expressions:
-        item = found.get(name, {})
-        text = item.get("data", {}).get("text/plain") if item.get("status") == "ok" else None
-        if text is not None and len(text) > 10_000_000:
-            answers[name] = json.dumps({"__unreadable__": "too large to read out"})
+        item = found.get(name) if isinstance(found.get(name), dict) else {}
+        if name in unread:
+            answers[name] = _TOO_LARGE
             continue
+        data = item.get("data") if isinstance(item.get("data"), dict) else {}
+        text = data.get("text/plain") if item.get("status") == "ok" else None
         try:
             answers[name] = None if text is None else ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
             answers[name] = json.dumps({"__unreadable__": "not a string"})
         if answers[name] is not None and not isinstance(answers[name], str):
             answers[name] = json.dumps({"__unreadable__": "not a string"})
@@ -300,13 +347,13 @@ def _label(cell, index: int) -> str:
     return f"cell {index}" + (f" ({grade_id})" if grade_id else "")
 
 
-async def _run(factory, nb, source: Source, env, cwd: Path, limits: Limits, deadline, parent):
+async def _run(factory, nb, source: Source, env, files: dict, limits: Limits, deadline, parent):
     """Run ``nb`` cell by cell in a fresh kernel; see the module docstring for the bounds."""
     states = {i: "not_run" for i, c in enumerate(nb.cells) if _runs(c)}
     run = _Run(nb, states, None)
     started = time.monotonic()
     limit_end = min(deadline, started + limits.notebook)
-    kernel = await factory.start(cwd, env)
+    kernel = await factory.start(env, files)
     client = _Client(
         nb,
         km=kernel,
@@ -320,6 +367,7 @@ async def _run(factory, nb, source: Source, env, cwd: Path, limits: Limits, dead
         store_widget_state=False,
     )
     client.kc, client.max_bytes, client._used = kernel.kc, limits.output_bytes, {}
+    client._complete, client._dropped = set(), set()
     replies = {}
     client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.__setitem__(
         cell_index, (execute_reply or {}).get("content", {})
@@ -335,6 +383,11 @@ async def _run(factory, nb, source: Source, env, cwd: Path, limits: Limits, dead
             budget = min(limits.cell, left)
             client.timeout_func = lambda _cell, budget=budget: budget
             await client.async_execute_cell(cell, index, store_history=True)
+            if index not in client._complete and kernel.is_alive():
+                # Its output never ended: a message over the size bound cut the output
+                # socket off (or output was still coming); read later cells on a new one.
+                await kernel.reconnect_output()
+                client._dropped.add(index)
             content = replies.get(index, {})
             if content.get("status") != "error":
                 states[index] = "ok"
@@ -380,9 +433,23 @@ async def _run(factory, nb, source: Source, env, cwd: Path, limits: Limits, dead
         if index is not None:
             states[index] = "error"
     finally:
-        _cut_notes(client)
+        bounds = _cut_notes(client) + _bounds_reached(kernel, nb)
+        run.events += [f"bound reached: {words}" for words in bounds]
         await kernel.kill()
     return run
+
+
+def _bounds_reached(kernel, nb) -> list[str]:
+    """The walls' bounds the notebook ran into: those the kernel is at now, and a memory
+    bound that made a cell fail (the allocation failed; the kernel has recovered since)."""
+    found = kernel.bounds_reached()
+    if kernel.walls is not None and not any("memory" in words for words in found):
+        errors = [o for c in nb.cells if c.get("cell_type") == "code" for o in c.get("outputs", [])
+                  if o.get("output_type") == "error"]  # fmt: skip
+        if any(o.get("ename") == "MemoryError" for o in errors):
+            limit = kernel.walls.bounds.memory / 2**20
+            found.append(f"a cell ran out of memory (its bound is {limit:g} MB)")
+    return found
 
 
 def _stopped(limits: Limits, deadline, limit_end, nb, index) -> tuple[str, str]:
@@ -537,21 +604,19 @@ async def _grade_one(
         outcome.message = f"not run: the student's {limits.student:g} s time limit was reached"
         outcome.items = exercise.blank_items(source, "not_run")
         return outcome
-    cwd = Path(tempfile.mkdtemp(prefix=f"{source.name[:20]}-", dir=workdir))
     # The submission's other files, then the assignment's own (which win), as nbgrader does.
+    files = {}
     for folder in (path.parent, source.folder):
-        for extra in folder.iterdir() if folder is not None else ():
-            if extra.is_file() and extra.suffix != ".ipynb":
-                shutil.copy2(extra, cwd / extra.name)
+        for extra in sorted(folder.iterdir()) if folder is not None else ():
+            if extra.suffix != ".ipynb" and extra.is_file() and not extra.is_symlink():
+                files[extra.name] = extra
     try:
-        nb_run = await _run(factory, nb, source, env, cwd, limits, deadline, parent)
+        nb_run = await _run(factory, nb, source, env, files, limits, deadline, parent)
     except Exception as error:  # noqa: BLE001 - a kernel that cannot start costs this notebook
         outcome.status, outcome.scores = "failed", zero
         outcome.message = f"the notebook could not be run ({type(error).__name__}: {error})"
         outcome.items = exercise.blank_items(source, "not_run")
         return outcome
-    finally:
-        shutil.rmtree(cwd, ignore_errors=True)
     scores, items, comments, verdicts, judged, why = _score(source, nb_run, student, exercise)
     if why:
         nb_run.status, nb_run.message = "failed", why
@@ -563,6 +628,8 @@ async def _grade_one(
     outcome.status, outcome.message = nb_run.status, nb_run.message
     outcome.scores, outcome.items, outcome.comments = scores, items, comments
     outcome.events = nb_run.events
+    bounds = [event for event in nb_run.events if event.startswith("bound reached")]
+    outcome.integrity = bounds[0] if bounds else outcome.integrity
     outcome.autograded = writes_json(nb_run.nb)  # valid by construction: no schema check
     outcome.seconds = time.monotonic() - started
     return outcome

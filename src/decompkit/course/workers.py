@@ -32,10 +32,12 @@ from .kitfiles import KitFiles
 from .plugins import kernel_environment
 from .recorder import GRADER_VARIABLE, LECTURE, views
 from .runner import FAILED, grade_notebooks
+from .sandbox import HOME, Bounds, Walls, available
 
 __all__ = ["GradingError", "NotGraded", "Plan", "grade_all", "integrity_files"]
 
 MARKER = ".grading-run.json"
+DEFAULT_BOUNDS = Bounds()
 
 
 class GradingError(ValueError):
@@ -113,6 +115,7 @@ class Plan:
     env: dict
     preload: list
     kit_guard: str = "restore"
+    walls: Walls | None = None
     flags: dict = dataclasses.field(default_factory=dict)
     local: object = None
 
@@ -123,17 +126,30 @@ class Plan:
 
     @classmethod
     def prepare(cls, root, assignment, sources, limits, *, fork_kernels=True,
-                kit_guard="restore") -> Plan:  # fmt: skip
+                kit_guard="restore", sandbox: Bounds | None = DEFAULT_BOUNDS) -> Plan:  # fmt: skip
         """Check, import and read everything before any student code runs.
 
         ``kit_guard`` says what happens to a change to the kit's installed files found after
         a notebook ran: ``"restore"`` copies the changed file to :attr:`evidence` and puts
         the original back; ``"report"`` only reports it (for a developer's checkout, where
         the change may be an edit). Either way the next run refuses to start while the files
-        differ from what this run read.
+        differ from what this run read. ``sandbox`` holds the bounds of every kernel's walls
+        (:mod:`decompkit.course.sandbox`); ``None`` grades without walls. Walls that cannot be
+        built here raise :class:`GradingError` (no kernel starts without them).
         """
         if kit_guard not in ("restore", "report"):
             raise GradingError(f"kit_guard must be 'restore' or 'report', got {kit_guard!r}")
+        walls = None
+        if sandbox is not None:
+            walls = Walls(_python_folders(), sandbox)
+            why = available(walls)
+            if why:
+                raise GradingError(
+                    f"cannot build walls around the grading kernels here ({why}); run it on "
+                    "Linux where user namespaces are allowed, or pass --no-sandbox to grade "
+                    "without walls (only for submissions you trust)"
+                )
+            fork_kernels = True
         marker = Path(root) / "records" / MARKER
         kit = KitFiles.read()
         _check_marker(marker, kit)
@@ -142,19 +158,22 @@ class Plan:
         run_dir = Path(tempfile.mkdtemp(prefix="decompkit-run-"))
         env = kernel_environment("-")
         env.pop(GRADER_VARIABLE, None)
-        private = run_dir / "home"
-        env.update(
-            PYTHONNOUSERSITE="1",
-            IPYTHONDIR=str(private / "ipython"),
-            JUPYTER_CONFIG_DIR=str(private / "jupyter-config"),
-            JUPYTER_DATA_DIR=str(private / "jupyter-data"),
-            JUPYTER_RUNTIME_DIR=str(private / "jupyter-runtime"),
-            MPLCONFIGDIR=str(private / "matplotlib"),
-        )
+        if walls is not None:
+            env = _walled_environment(env)
+        else:
+            private = run_dir / "home"
+            env.update(
+                PYTHONNOUSERSITE="1",
+                IPYTHONDIR=str(private / "ipython"),
+                JUPYTER_CONFIG_DIR=str(private / "jupyter-config"),
+                JUPYTER_DATA_DIR=str(private / "jupyter-data"),
+                JUPYTER_RUNTIME_DIR=str(private / "jupyter-runtime"),
+                MPLCONFIGDIR=str(private / "matplotlib"),
+            )
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"pid": os.getpid(), "kit": kit.baseline}))
         return cls(Path(root), assignment, sources, limits, fork_kernels, views(list(sources)),
-                   kit, run_dir, env, _imports(sources), kit_guard)  # fmt: skip
+                   kit, run_dir, env, _imports(sources), kit_guard, walls)  # fmt: skip
 
     def finish(self) -> list[str]:
         """Close this process's kernels; check the kit one last time; return problems."""
@@ -182,6 +201,39 @@ class Plan:
             marker.unlink(missing_ok=True)
         shutil.rmtree(self.run_dir, ignore_errors=True)
         return problems
+
+
+#: What of the grader's environment a walled kernel gets (and every LC_* variable).
+_PASSED = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONHASHSEED", "MPLBACKEND",
+           "PYDEVD_DISABLE_FILE_VALIDATION", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+           "MKL_NUM_THREADS")  # fmt: skip
+
+
+def _walled_environment(env: dict) -> dict:
+    """The environment of a walled kernel: a few of the grader's variables (none that may
+    hold a secret), and home, configuration and caches in the kernel's own scratch space."""
+    kept = {k: v for k, v in env.items() if k in _PASSED or k.startswith("LC_")}
+    return kept | {
+        "HOME": HOME,
+        "TMPDIR": "/tmp",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "IPYTHONDIR": f"{HOME}/.ipython",
+        "JUPYTER_CONFIG_DIR": f"{HOME}/.jupyter",
+        "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
+        "JUPYTER_RUNTIME_DIR": f"{HOME}/.local/share/jupyter/runtime",
+        "MPLCONFIGDIR": f"{HOME}/.config/matplotlib",
+    }
+
+
+def _python_folders() -> tuple[str, ...]:
+    """The folders a kernel needs to see (read-only): this Python and its packages."""
+    import site
+    import sysconfig
+
+    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()]
+    found += [sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")]
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in found if p and os.path.isdir(p)))
 
 
 def _check_marker(marker: Path, kit: KitFiles) -> None:
@@ -223,11 +275,17 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(
             [str(self.snapshot), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
         )
-        self.factory = KernelFactory(self.workdir, env, plan.preload, fork=plan.fork_kernels)
+        walls = plan.walls
+        if walls is not None:
+            walls = dataclasses.replace(walls, read_only=(*walls.read_only, str(self.snapshot)))
+        self.factory = KernelFactory(self.workdir, env, plan.preload, fork=plan.fork_kernels,
+                                     walls=walls)  # fmt: skip
         if self.factory.fork:
             try:
                 self.factory._start_server()
-            except Exception:  # noqa: BLE001 - kernels then start the ordinary way
+            except Exception:  # noqa: BLE001 - kernels then start the ordinary way (no walls)
+                if walls is not None:
+                    raise
                 self.factory.fork = False
         self.expected = KitFiles.seal(self.snapshot)
         self.reported: set = set()
