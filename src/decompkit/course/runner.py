@@ -39,6 +39,7 @@ from nbformat.v4.nbjson import writes as writes_json
 from .clean_check import answer_names, export_expressions, judge
 from .codec import Unreadable, decode
 from .kernels import MAX_MESSAGE
+from .sanitize import sanitize_notebook
 
 __all__ = ["Limits", "NotebookOutcome", "grade_notebooks", "prepare_notebook", "FAILED"]
 
@@ -630,7 +631,8 @@ async def _grade_one(
     outcome.events = nb_run.events
     bounds = [event for event in nb_run.events if event.startswith("bound reached")]
     outcome.integrity = bounds[0] if bounds else outcome.integrity
-    outcome.autograded = writes_json(nb_run.nb)  # valid by construction: no schema check
+    # Valid by construction: no schema check. Safe to open in formgrader or feedback.
+    outcome.autograded = writes_json(sanitize_notebook(nb_run.nb))
     outcome.seconds = time.monotonic() - started
     return outcome
 
