@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decompkit._validate import INT64_MAX, count, large_count, probability, random_generator
+from decompkit._validate import (
+    INT64_MAX,
+    count,
+    finite_result,
+    large_count,
+    probability,
+    random_generator,
+)
 
 # --- count: exact int64, never wrapped ----------------------------------------------------------
 
@@ -162,3 +169,22 @@ def test_random_generator_passes_a_generator_through():
     g = np.random.default_rng(0)
     assert random_generator(g) is g
     assert random_generator(np.int64(3)).random() == np.random.default_rng(3).random()
+
+
+# --- finite_result: the one overflow check of a float formula ----------------------------------
+
+
+def test_finite_result_passes_finite_values_through():
+    assert finite_result("f", np.asarray(2.5), x=np.asarray(1.0)) == 2.5
+    values = finite_result("f", np.array([1.0, 2.0]), x=np.array([3.0, 4.0]))
+    assert isinstance(values, np.ndarray) and values.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_finite_result_names_the_arguments_at_the_first_overflow(bad):
+    value = np.array([[1.0, bad], [bad, 2.0]])
+    x, y = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.5, 1e300], [7.0, 8.0]])
+    with pytest.raises(
+        ValueError, match=r"^f is beyond the float range \(about 1\.8e308\) at x=2, y=1e\+300$"
+    ):
+        finite_result("f", value, x=x, y=y)

@@ -293,3 +293,34 @@ def scalar_or_array(result):
     if result.ndim == 0:
         return result.item()
     return result
+
+
+def _plain(x) -> str:
+    """A number for a message: a whole float below 1e16 without its ``.0``."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+
+
+def finite_result(func: str, value, **arrays):
+    """``value`` as :func:`scalar_or_array` returns it, once no element left the float range.
+
+    The one check a formula computed in plain floats needs: where it overflowed to inf (or
+    to NaN through an inf), a ``ValueError`` names ``func`` and the arguments ``arrays``
+    (broadcast to the shape of ``value``) at the first such point.
+
+    Examples
+    --------
+    >>> x = np.asarray([1e300, 1e10])
+    >>> finite_result("square", x[1] * x[1], x=x[1])
+    1e+20
+    >>> with np.errstate(over="ignore"):
+    ...     finite_result("square", x * x, x=x)
+    Traceback (most recent call last):
+    ...
+    ValueError: square is beyond the float range (about 1.8e308) at x=1e+300
+    """
+    bad = ~np.isfinite(value)
+    if bad.any():
+        at = ", ".join(f"{k}={_plain(v[bad].flat[0])}" for k, v in arrays.items())
+        raise ValueError(f"{func} is beyond the float range (about 1.8e308) at {at}")
+    return scalar_or_array(value)

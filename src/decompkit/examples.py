@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validate import broadcast, nonnegative, scalar_or_array
+from ._validate import broadcast, finite_result, nonnegative
 
 __all__ = [
     "WorkedExample",
@@ -286,7 +286,7 @@ def speedup(serial, wall):
     serial, wall = broadcast(serial=serial, wall=wall)
     with np.errstate(over="ignore"):  # checked: an overflow is a ValueError
         value = serial / wall
-    return _finite_quotient("speedup", value, serial=serial, wall=wall)
+    return finite_result("speedup", value, serial=serial, wall=wall)
 
 
 def relative_change(new, old):
@@ -324,7 +324,7 @@ def relative_change(new, old):
     new, old = broadcast(new=new, old=old)
     with np.errstate(over="ignore"):  # checked: an overflow is a ValueError
         value = new / old - 1.0
-    return _finite_quotient("relative_change", value, new=new, old=old)
+    return finite_result("relative_change", value, new=new, old=old)
 
 
 def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
@@ -378,12 +378,3 @@ def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
     if longest == 0:
         raise ValueError(f"every duration in the frontier is 0, got {nodes!r}")
     return float(sum(values) / longest)
-
-
-def _finite_quotient(func: str, value, **arrays):
-    """``value``, or a ValueError naming the arguments where it overflowed to inf."""
-    bad = ~np.isfinite(value)
-    if bad.any():
-        at = ", ".join(f"{k}={v[bad].flat[0].item()!r}" for k, v in arrays.items())
-        raise ValueError(f"{func} is beyond the float range (about 1.8e308) at {at}")
-    return scalar_or_array(value)

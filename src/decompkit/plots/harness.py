@@ -178,7 +178,7 @@ def plot_context_growth(T_max=1000, a=500, L0=2000, L_star=4000, *, ax=None):
     >>> from decompkit.plots.markov import line_by_gid
     >>> fig = plot_context_growth(T_max=10, a=1, L0=0, L_star=2)
     >>> line_by_gid(fig, "fresh").get_ydata().tolist()[:3]
-    [4, 8, 12]
+    [4.0, 8.0, 12.0]
     """
     fig, ax = new_axes(ax)
     T_max = count("T_max", T_max, minimum=1)
