@@ -407,6 +407,60 @@ def test_grounded_survival_matches_the_chain():
     assert grounded_survival(0, 0.0, 0.0) == 1.0
 
 
+EPS = np.finfo(float).eps
+
+
+def assert_survival_exact_to_a_few_ulp(t, p, q):
+    """grounded_survival(t, p, q) against (1 - (1-p)(1-q))^t in exact rational arithmetic.
+
+    p + q(1-p) adds two terms >= 0 (three roundings of eps/2) and the power's rounding
+    adds one more, so (2t + 1) eps relative; results in the subnormal range (t >= 2 of a
+    tiny p and q) are rounded to a multiple of 2**-1074, hence the absolute term.
+    """
+    exact = (1 - (1 - Fraction(p)) * (1 - Fraction(q))) ** t
+    got = grounded_survival(t, p, q)
+    assert abs(Fraction(got) - exact) <= (2 * t + 1) * Fraction(EPS) * exact + Fraction(2.0**-1074)
+
+
+@pytest.mark.parametrize("t", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("p", "q"),
+    [
+        (0.0, 1e-15),
+        (1e-15, 0.0),
+        (1e-15, 1e-15),
+        (0.0, 5e-324),
+        (1e-300, 3e-301),
+        (2e-8, 7e-9),
+        (0.001, 0.0),
+        (0.1, 0.2),
+    ],
+)
+def test_grounded_survival_of_small_p_and_q_has_no_cancellation(t, p, q):
+    # 1 - (1-p)(1-q) used to cancel: grounded_survival(1, 0.0, 1e-15) gave 9.99e-16.
+    assert_survival_exact_to_a_few_ulp(t, p, q)
+
+
+@given(
+    t=st.integers(0, 6),
+    p=st.one_of(st.just(0.0), st.floats(0, 1e-3)),
+    q=st.one_of(st.just(0.0), st.floats(0, 1e-3)),
+)
+def test_grounded_survival_is_accurate_to_a_few_ulp_for_small_p_and_q(t, p, q):
+    assert_survival_exact_to_a_few_ulp(t, p, q)
+
+
+@pytest.mark.parametrize(("p", "q", "t"), [(1 - 2**-20, 0.999, 10**9), (0.999999, 0.5, 10**6)])
+def test_grounded_survival_over_many_rounds_keeps_the_escape_rates_digits(p, q, t):
+    # Rounding 1 - lambda to a double costs up to eps/2 of it, t eps/2 of g_t after t rounds
+    # (1e-10 and 1e-7 here); exp(t log1p(-lambda)) keeps lambda's digits: about |log g_t| eps.
+    context = decimal.Context(prec=40)
+    lam = (1 - decimal.Decimal(p)) * (1 - decimal.Decimal(q))
+    exact = context.exp(context.multiply(t, context.ln(1 - lam)))
+    got = grounded_survival(t, p, q)
+    assert abs(decimal.Decimal(got) / exact - 1) <= 10 * EPS
+
+
 @pytest.mark.parametrize("n", [1, 2, 10, 60])
 @pytest.mark.parametrize(
     ("p", "q"), [(0.95, 0.0), (0.95, 0.5), (0.95, 0.9), (0.95, 1.0), (0.3, 0.7), (0.0, 0.4)]

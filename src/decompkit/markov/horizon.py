@@ -61,15 +61,25 @@ def grounded_survival(t, p, q):
     so the grounded time is geometric. For ``q < 1`` (and ``p < 1``) ``C`` is the only closed
     class: :math:`g_t \to 0`, and ``q`` only rescales the rate.
 
+    Neither form loses digits to cancellation: for :math:`\lambda \ge 1/2` the base is
+    :math:`1 - \lambda = p + q(1 - p)`, two terms >= 0 (``1 - (1-p)(1-q)`` would keep
+    almost nothing of a tiny ``p`` and ``q``); below, :math:`g_t = \exp(t \log(1 - \lambda))`
+    with ``log1p``, which keeps the digits of a small :math:`\lambda` that rounding
+    :math:`1 - \lambda` to a double drops (they matter after many rounds).
+
     Examples
     --------
     >>> round(grounded_survival(100, 0.95, 0.9), 4)
     0.6058
     >>> grounded_survival([0, 1, 2], 0.5, 0.0).tolist()
     [1.0, 0.5, 0.25]
+    >>> grounded_survival(1, 0.0, 1e-15)  # not 9.99e-16
+    1e-15
     """
-    t, _, _, lam = _escape_args(p, q, t=t)
-    return scalar_or_array(np.power(1.0 - lam, t))
+    t, p, q, lam = _escape_args(p, q, t=t)
+    with np.errstate(divide="ignore", invalid="ignore"):  # only in the branch not taken
+        g = np.where(lam < 0.5, np.exp(t * np.log1p(-lam)), np.power(p + q * (1.0 - p), t))
+    return scalar_or_array(g)
 
 
 def grounded_half_life(p, q):
