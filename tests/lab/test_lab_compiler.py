@@ -80,6 +80,20 @@ def test_series_parallel_errors():
         series_parallel({})
 
 
+def test_a_node_unequal_to_itself_is_one_node_as_in_graphlib():
+    # A dict finds a key by identity first, so graphlib and decompkit.dag take one NaN
+    # object as one node (and two NaN objects as two). The decomposition compared nodes
+    # with != and looped forever on nan != nan; it must simply finish, as here.
+    nan = float("nan")
+    tree = series_parallel({nan: [], "b": [nan]})
+    assert isinstance(tree, Series) and tree.parts[0] is nan and tree.parts[1:] == ("b",)
+    tree = series_parallel({nan: [], "b": []})
+    assert isinstance(tree, Parallel) and tree.parts[0] is nan and tree.parts[1:] == ("b",)
+    with pytest.raises(ShapeError) as error:
+        series_parallel({nan: [], "b": [], "c": [nan, "b"], "d": ["b"]})
+    assert error.value.witness[0] is nan and error.value.witness[1:] == ("b", "c", "d")
+
+
 def _leaves(tree):
     if isinstance(tree, (Series, Parallel)):
         return [leaf for part in tree.parts for leaf in _leaves(part)]

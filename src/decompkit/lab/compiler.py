@@ -88,7 +88,9 @@ def series_parallel(graph):
     Parameters
     ----------
     graph : Mapping
-        ``{node: iterable of predecessors}``, acyclic, at least one node.
+        ``{node: iterable of predecessors}``, acyclic, at least one node. Nodes are any
+        hashables, found as a dict finds its keys (one NaN object is one node, as in
+        :mod:`graphlib`), and never compared with each other.
 
     Returns
     -------
@@ -162,23 +164,27 @@ def _series_parts(part) -> tuple:
 
 
 def _components(nodes: list, below: dict) -> list[list]:
-    """Connected components of the comparability graph, each in the order of ``nodes``."""
-    root = {v: v for v in nodes}
+    """Connected components of the comparability graph, each in the order of ``nodes``.
 
-    def find(v):
-        while root[v] != v:
-            root[v] = root[root[v]]
-            v = root[v]
-        return v
+    The union-find runs on positions in ``nodes``: nodes are never compared with each
+    other (a NaN node is not equal to itself, yet it is one node, as a dict key is).
+    """
+    root = list(range(len(nodes)))
 
-    for a, b in itertools.combinations(nodes, 2):
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    for (i, a), (j, b) in itertools.combinations(enumerate(nodes), 2):
         if _before(below, a, b) or _before(below, b, a):
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                root[rb] = ra
-    groups: dict = {}
-    for v in nodes:
-        groups.setdefault(find(v), []).append(v)
+            ri, rj = find(i), find(j)
+            if ri != rj:
+                root[rj] = ri
+    groups: dict[int, list] = {}
+    for i, v in enumerate(nodes):
+        groups.setdefault(find(i), []).append(v)
     return list(groups.values())
 
 
