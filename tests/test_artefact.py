@@ -1,9 +1,11 @@
 """decompkit.artefact: the state machine, revisions and their refusals, the event log, progress."""
 
 import dataclasses
+import math
 import pickle
 import re
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -322,6 +324,46 @@ def test_loose_transition_records_any_pair():
     assert event.after is DONE and event.kind == "pending->done"
     with pytest.raises(ValueError, match="before must be one of"):
         Transition(0, 0.0, "a", "started", "done")
+
+
+LOG_RECORDS = {
+    "Transition": lambda seq, time: Transition(seq, time, "a", "active", "done"),
+    "Revision": lambda seq, time: Revision(seq, time, "r", "o"),
+}
+
+
+@pytest.mark.parametrize("record", sorted(LOG_RECORDS))
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_log_records_refuse_a_seq_or_time_that_is_not_finite(record, bad):
+    make = LOG_RECORDS[record]
+    with pytest.raises(ValueError, match=rf"^seq must be an integer >= 0, got {bad!r}$"):
+        make(bad, 0.0)
+    with pytest.raises(ValueError, match=rf"^time must be a finite number, got {bad!r}$"):
+        make(0, bad)
+
+
+@pytest.mark.parametrize("record", sorted(LOG_RECORDS))
+@pytest.mark.parametrize(
+    ("seq", "time", "match"),
+    [
+        (-1, 0.0, r"^seq must be an integer >= 0, got -1$"),
+        (1.5, 0.0, r"^seq must be an integer >= 0, got 1\.5$"),
+        (True, 0.0, r"^seq must be a number, got True$"),
+        ("3", 0.0, r"^seq must be an integer >= 0, got '3'$"),
+        (0, "noon", r"^time must be a finite number, got 'noon'$"),
+        (0, None, r"^time must be a finite number, got None$"),
+    ],
+)
+def test_log_records_refuse_a_malformed_seq_or_time(record, seq, time, match):
+    with pytest.raises(ValueError, match=match):
+        LOG_RECORDS[record](seq, time)
+
+
+@pytest.mark.parametrize("record", sorted(LOG_RECORDS))
+def test_log_records_keep_seq_and_time_as_plain_numbers(record):
+    event = LOG_RECORDS[record](np.int64(3), np.float64(2.5))
+    assert (type(event.seq), event.seq, type(event.time), event.time) == (int, 3, float, 2.5)
+    assert LOG_RECORDS[record](4.0, 7).seq == 4 and LOG_RECORDS[record](4.0, 7).time == 7
 
 
 # --- ready ---------------------------------------------------------------------------------

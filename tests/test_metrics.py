@@ -186,6 +186,27 @@ def test_event_validation(make, match):
         make()
 
 
+RUNTIME_RECORDS = {
+    "TimeSpent": lambda seq, time: TimeSpent(seq, time, "planning", 1),
+    "ReadySample": lambda seq, time: ReadySample(seq, time, "a", idle=False),
+    "PathLength": lambda seq, time: PathLength(seq, time, 5, 6),
+}
+
+
+@pytest.mark.parametrize("record", sorted(RUNTIME_RECORDS))
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_runtime_records_refuse_a_seq_or_time_that_is_not_finite(record, bad):
+    make = RUNTIME_RECORDS[record]
+    with pytest.raises(ValueError, match=rf"^seq must be an integer >= 0, got {bad!r}$"):
+        make(bad, 0.0)
+    with pytest.raises(ValueError, match=rf"^time must be a finite number, got {bad!r}$"):
+        make(0, bad)
+    with pytest.raises(ValueError, match=r"^seq must be an integer >= 0, got -2$"):
+        make(-2, 0.0)
+    event = make(np.int64(1), np.float64(0.5))
+    assert (type(event.seq), type(event.time)) == (int, float)
+
+
 def test_results_are_frozen():
     m = planning_metrics(weekly_slice_events())
     assert isinstance(m, PlanningMetrics)

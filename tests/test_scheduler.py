@@ -780,6 +780,21 @@ def test_step_factories_reject_bad_input(call, match):
         call()
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda time: sc.Artifact("x", 1, True, time),
+        lambda time: sc.FailureReport("x", "hard", 1, "boom", time),
+        lambda time: sc.Event(time, "finish", "x"),
+    ],
+    ids=["Artifact", "FailureReport", "Event"],
+)
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), "noon", None])
+def test_records_refuse_a_time_that_is_not_a_finite_number(make, bad):
+    with pytest.raises(ValueError, match=rf"^time must be a finite number, got {bad!r}$"):
+        make(bad)
+
+
 def _failed_a():
     return sc.schedule(A, A_TIME, workers=2, step=sc.scripted({"run_tests": ["fail"]})).out
 

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 from decompkit._validate import (
     INT64_MAX,
     count,
+    finite,
     finite_result,
     large_count,
     probability,
     random_generator,
+    whole,
 )
 
 # --- count: exact int64, never wrapped ----------------------------------------------------------
@@ -188,3 +190,56 @@ def test_finite_result_names_the_arguments_at_the_first_overflow(bad):
         ValueError, match=r"^f is beyond the float range \(about 1\.8e308\) at x=2, y=1e\+300$"
     ):
         finite_result("f", value, x=x, y=y)
+
+
+# --- finite and whole: one scalar each, as a plain Python number --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        (3, 3),
+        (10**400, 10**400),
+        (np.int64(-4), -4),
+        (np.float32(0.5), 0.5),
+        (Fraction(1, 4), 0.25),
+    ],
+)
+def test_finite_keeps_a_finite_number_as_a_plain_one(value, kept):
+    got = finite("time", value)
+    assert got == kept and type(got) is type(kept)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (math.nan, "nan"),
+        (-math.inf, "-inf"),
+        (np.float64(math.inf), r"np.float64\(inf\)"),
+        (Fraction(10**400), "Fraction"),
+        (True, "True"),
+        ("1", "'1'"),
+        (None, "None"),
+        ([1.0], r"\[1\.0\]"),
+    ],
+)
+def test_finite_refuses_what_is_not_a_finite_number(value, shown):
+    with pytest.raises(ValueError, match=rf"^time must be a finite number, got {shown}"):
+        finite("time", value)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (-1, r"seq must be an integer >= 0, got -1"),
+        (2**63, r"seq must be an integer <= 2\*\*63"),
+        (math.nan, "seq must be an integer >= 0, got nan"),
+        ("3", "seq must be an integer >= 0, got '3'"),
+        ([3], r"seq must be an integer >= 0, got \[3\]"),
+        (True, "seq must be a number, got True"),
+    ],
+)
+def test_whole_refuses_what_is_not_one_count(value, message):
+    with pytest.raises(ValueError, match=message):
+        whole("seq", value, minimum=0)
+    assert whole("seq", np.uint8(7), minimum=0) == 7 and type(whole("seq", 7.0, minimum=0)) is int

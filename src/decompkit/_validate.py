@@ -8,6 +8,7 @@ it as a float for formulas such as :math:`p^n` that stay right for any size of :
 
 from __future__ import annotations
 
+import math
 import numbers
 import reprlib
 
@@ -251,6 +252,60 @@ def large_count(name: str, value, *, minimum: int = 0) -> np.ndarray:
     if low.any():
         raise ValueError(f"{name} must be an integer >= {minimum}, got {_shown(value, arr, low)}")
     return arr
+
+
+def whole(name: str, value, *, minimum: int) -> int:
+    """A scalar whole number >= ``minimum`` as a Python int, through :func:`count`.
+
+    A str, a list or an array is refused here (:func:`count` would broadcast it).
+
+    Examples
+    --------
+    >>> whole("seq", 3.0, minimum=0), whole("workers", np.int64(2), minimum=1)
+    (3, 2)
+    >>> whole("seq", "3", minimum=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: seq must be an integer >= 0, got '3'
+    """
+    if type(value) is int and minimum <= value <= INT64_MAX:  # the usual case, checked cheaply
+        return value
+    try:
+        scalar = not isinstance(value, (str, bytes)) and np.ndim(value) == 0
+    except ValueError:  # a ragged nested list
+        scalar = False
+    if not scalar:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {_short.repr(value)}")
+    return int(count(name, value, minimum=minimum))
+
+
+def finite(name: str, value):
+    """``value`` as a plain int (any integer, exactly) or a finite float; NumPy scalars too.
+
+    A bool, a non-number, NaN, an infinity (or a number too large for a float) raises
+    ``ValueError`` naming ``name``.
+
+    Examples
+    --------
+    >>> finite("time", np.float64(2.5)), finite("time", 10**400) == 10**400
+    (2.5, True)
+    >>> finite("time", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: time must be a finite number, got nan
+    """
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return value  # the usual case, checked cheaply
+    if _is_int(value):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        try:
+            number = float(value)
+        except OverflowError:  # e.g. a huge Fraction
+            number = math.inf
+        if math.isfinite(number):
+            return number
+    raise ValueError(f"{name} must be a finite number, got {_short.repr(value)}")
 
 
 def single(name: str, arr: np.ndarray):

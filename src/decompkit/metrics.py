@@ -18,15 +18,14 @@ builds the lecture's week in this way.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
 from numpy import bool_ as np_bool
 
-from .artefact.states import ACTIVE, DONE, PENDING, Revision, Transition
+from ._validate import finite
+from .artefact.states import ACTIVE, DONE, PENDING, Revision, Transition, check_stamp
 
 __all__ = [
     "TimeSpent",
@@ -41,19 +40,8 @@ __all__ = [
 PHASES = ("planning", "execution")
 
 
-def _real(name: str, value):
-    """``value`` as a plain int (any integer) or finite float; NumPy scalars included."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np_bool)):
-        return int(value)
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np_bool)):
-        value = float(value)
-        if math.isfinite(value):
-            return value
-    raise ValueError(f"{name} must be a finite number, got {value!r}")
-
-
 def _duration(name: str, value, *, positive: bool = False):
-    value = _real(name, value)
+    value = finite(name, value)
     if value < 0 or (positive and value == 0):
         raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
     return value
@@ -78,6 +66,9 @@ def _number(x) -> str:
 class TimeSpent:
     """Time spent in one phase (``"planning"`` or ``"execution"``), any unit, >= 0.
 
+    Like every record of the log (these three and the plan's own), its ``seq`` is a whole
+    number >= 0 and its ``time`` a finite number (:func:`decompkit.artefact.states.check_stamp`).
+
     Examples
     --------
     >>> log = [TimeSpent(0, 0.0, "planning", 62), TimeSpent(1, 0.0, "execution", 348),
@@ -94,6 +85,7 @@ class TimeSpent:
     kind = "time"
 
     def __post_init__(self):
+        check_stamp(self)
         if self.phase not in PHASES:
             raise ValueError(f"phase must be 'planning' or 'execution', got {self.phase!r}")
         object.__setattr__(self, "duration", _duration("duration", self.duration))
@@ -110,6 +102,7 @@ class ReadySample:
     kind = "ready"
 
     def __post_init__(self):
+        check_stamp(self)
         if not isinstance(self.idle, (bool, np_bool)):
             raise ValueError(f"idle must be a bool, got {self.idle!r}")
         object.__setattr__(self, "idle", bool(self.idle))
@@ -126,6 +119,7 @@ class PathLength:
     kind = "critical_path"
 
     def __post_init__(self):
+        check_stamp(self)
         object.__setattr__(self, "planned", _duration("planned", self.planned, positive=True))
         object.__setattr__(self, "realised", _duration("realised", self.realised))
 

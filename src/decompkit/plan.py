@@ -16,8 +16,8 @@ import reprlib
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from ._validate import whole
 from .dag import CycleError, topological_order
-from .dag._inputs import whole
 
 __all__ = [
     "PlanProblem",

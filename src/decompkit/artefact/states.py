@@ -16,6 +16,8 @@ from dataclasses import KW_ONLY, dataclass
 from enum import Enum
 from types import MappingProxyType
 
+from .._validate import finite, whole
+
 __all__ = [
     "State",
     "PENDING",
@@ -32,6 +34,7 @@ __all__ = [
     "as_state",
     "is_text",
     "required_text",
+    "check_stamp",
     "short",
 ]
 
@@ -102,6 +105,14 @@ def required_text(name: str, value) -> str:
     return value
 
 
+def check_stamp(record) -> None:
+    """Check a frozen log record's ``seq`` (a whole number >= 0) and ``time`` (a finite
+    number), storing them as a plain int and a plain int or float; else a ValueError naming
+    the field and showing the value."""
+    object.__setattr__(record, "seq", whole("seq", record.seq, minimum=0))
+    object.__setattr__(record, "time", finite("time", record.time))
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a plan, as a frozen snapshot; the plan replaces it on every change.
@@ -154,6 +165,8 @@ class Transition:
 
     ``kind`` names the move (``"start"``, ``"complete"``, ``"reopen"``, ...; ``"a->b"`` for a
     pair outside the table, which only a log from a looser tracker can hold).
+    ``seq`` is a whole number >= 0 and ``time`` a finite number, as for every log record
+    (:func:`check_stamp`).
 
     Examples
     --------
@@ -173,6 +186,7 @@ class Transition:
     evidence: str | None = None
 
     def __post_init__(self):
+        check_stamp(self)
         object.__setattr__(self, "before", as_state("before", self.before))
         object.__setattr__(self, "after", as_state("after", self.after))
 
@@ -187,6 +201,7 @@ class Revision:
 
     ``structural`` is true when nodes or edges changed (a reopen or a note alone is not);
     ``goal_changed`` when ``new_goal`` is set, which a :class:`Plan` always refuses.
+    ``seq`` and ``time`` are checked as a :class:`Transition`'s are.
 
     Examples
     --------
@@ -207,6 +222,9 @@ class Revision:
     renoted: tuple = ()
     new_goal: str | None = None
     kind = "revision"
+
+    def __post_init__(self):
+        check_stamp(self)
 
     @property
     def structural(self) -> bool:

@@ -1,9 +1,10 @@
 """What a schedule reads besides the graph, checked once at the boundary.
 
 :func:`decompkit.dag.critical_path`, :func:`decompkit.dag.list_schedule` and the scheduler
-(:mod:`decompkit.scheduler`) take the same durations, resource keys, priorities and counts;
-they all check them here, on the indexed graph, so every error has one wording and names the
-argument and the offending value.
+(:mod:`decompkit.scheduler`) take the same durations, resource keys and priorities; they all
+check them here, on the indexed graph, so every error has one wording and names the argument
+and the offending value. Counts (workers, kappa, limits) go through
+:func:`decompkit._validate.whole`.
 """
 
 from __future__ import annotations
@@ -15,24 +16,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._validate import count
 from ._index import _Indexed, _short
 
 __all__: list[str] = []
-
-
-def whole(name: str, value, *, minimum: int) -> int:
-    """A scalar whole number >= ``minimum`` as a Python int, through the shared count check.
-
-    A str, a list or an array is refused here (the shared check would broadcast it).
-    """
-    try:
-        scalar = not isinstance(value, (str, bytes)) and np.ndim(value) == 0
-    except ValueError:  # a ragged nested list
-        scalar = False
-    if not scalar:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {_short.repr(value)}")
-    return int(count(name, value, minimum=minimum))
 
 
 def unknown_node(name: str, node) -> ValueError:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
+from .._validate import whole
 from ._index import _gc_paused, _index, _Indexed
 from ._inputs import durations as _durations
-from ._inputs import priority_rule, priority_values, whole
+from ._inputs import priority_rule, priority_values
 from ._inputs import resources as _resources
 from ._kahn import _kahn
 from .cpm import _passes

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .._validate import whole
 from ._index import _as_mapping, _gc_paused, _index, _Indexed, _reach, _short
-from ._inputs import whole
 from ._kahn import _fifo_order, _flat_index, _kahn, _kahn_forward
 
 __all__ = [

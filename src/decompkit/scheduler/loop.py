@@ -18,10 +18,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .._validate import whole
 from ..dag._index import _as_mapping, _index, _Indexed, _short
 from ..dag._inputs import durations as _durations
 from ..dag._inputs import resources as _resources
-from ..dag._inputs import unknown_node, whole
+from ..dag._inputs import unknown_node
 from ..dag.list_scheduling import _ranks
 from .steps import _ACCEPTED, Verdict, retry_prompt, scripted, task_prompt
 from .trace import Artifact, Event, FailureReport, ScheduleResult, Trace

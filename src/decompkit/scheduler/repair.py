@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
+from .._validate import whole
 from ..dag._index import _as_mapping, _index, _Indexed, _reach, _short, _unhashable
 from ..dag._inputs import durations as _durations
-from ..dag._inputs import whole
 from ..dag._kahn import _fifo_order, _kahn
 from .loop import _onfail, _out, _plan, _replan, _result, _simulate, _step
 from .trace import Event, FailureReport, ScheduleResult, Trace

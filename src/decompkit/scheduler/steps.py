@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import probability
-from ..dag._inputs import whole
+from .._validate import probability, whole
 
 __all__ = [
     "OUTCOMES",

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from .._validate import finite
+
 __all__ = [
     "Artifact",
     "FailureReport",
@@ -33,13 +35,16 @@ class Artifact:
     correct : bool
         False when the check accepted a wrong artifact (outcome ``"wrong"``).
     time : float
-        When it was accepted.
+        When it was accepted, a finite number.
     """
 
     node: Hashable
     attempts: int
     correct: bool = True
     time: float = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "time", finite("time", self.time))
 
     def __str__(self):
         note = "" if self.correct else " (wrong: the check missed it)"
@@ -60,7 +65,7 @@ class FailureReport:
     verdict : str
         The last verdict, as text.
     time : float
-        When it failed.
+        When it failed, a finite number.
     """
 
     node: Hashable
@@ -70,6 +75,7 @@ class FailureReport:
     time: float = 0
 
     def __post_init__(self):
+        object.__setattr__(self, "time", finite("time", self.time))
         if self.kind not in ("rejected", "hard"):
             raise ValueError(f"kind must be 'rejected' or 'hard', got {self.kind!r}")
 
@@ -89,7 +95,7 @@ class Event:
     Attributes
     ----------
     time : float
-        Virtual time of the event.
+        Virtual time of the event, a finite number.
     kind : str
         ``"dispatch"`` (a worker takes the node), ``"attempt"`` (an attempt starts; ``detail``
         is its prompt), ``"verdict"`` (an attempt ends; ``detail`` is ``outcome: message``),
@@ -113,6 +119,9 @@ class Event:
     attempt: int | None = None
     detail: str = ""
     round: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "time", finite("time", self.time))
 
 
 _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
