@@ -209,6 +209,12 @@ def test_ratio_errors(func, args, match):
         ({"a": 1, "b": np.inf}, ["a", "b"], r"node 'b' must be a finite number >= 0, got inf"),
         ({"a": np.bool_(True)}, ["a"], r"node 'a' must be a finite number >= 0, got"),
         ({"a": 0, "b": 0}, ["a", "b"], r"every duration in the frontier is 0"),
+        # These were bare TypeErrors that named no argument.
+        (None, ["a"], r"^durations must be a mapping \{node: duration\}, got None$"),
+        ([("a", 1)], ["a"], r"^durations must be a mapping .*, got \[\('a', 1\)\]$"),
+        ({"a": 1}, None, r"^frontier must be an iterable of nodes, got None$"),
+        ({"a": 1}, 5, r"^frontier must be an iterable of nodes, got 5$"),
+        ({"a": 1}, [["a"]], r"^frontier must hold hashable nodes, got \['a'\]$"),
     ],
 )
 def test_useful_concurrency_errors(durations, frontier, match):

@@ -184,6 +184,44 @@ def test_expected_refuses_what_it_cannot_answer(args, match):
         exercises.expected(*args)
 
 
+@pytest.mark.parametrize("assignment", [[], None, 3, "", "  "])
+def test_params_refuses_an_assignment_that_is_not_a_name(assignment):
+    # A list was a bare TypeError (unhashable, from the draw's cache); None and 3 were
+    # silently part of the seed.
+    with pytest.raises(
+        ValueError,
+        match=rf"^assignment must be a non-empty str, got {re.escape(repr(assignment))}$",
+    ):
+        params("chain", "s0007", assignment=assignment)
+    with pytest.raises(ValueError, match=r"^assignment must be a non-empty str"):
+        params("chain", assignment=assignment)  # the lecture's numbers: checked all the same
+
+
+def test_text_table_pads_every_column_but_the_last():
+    assert exercises.text_table([("id",), ("a",)]) == "id\n--\na"  # one column: no padding
+    table = exercises.text_table([["k", "v"], [1, None]], rule_max=3)
+    assert table.splitlines() == ["k  v", "---", "1  None"]
+
+
+@pytest.mark.parametrize(
+    ("rows", "rule_max", "match"),
+    [
+        (None, None, r"^rows must be a non-empty sequence of rows, got None$"),
+        ([], None, r"^rows must be a non-empty sequence of rows, got \[\]$"),
+        ("ab", None, r"^rows must be a non-empty sequence of rows, got 'ab'$"),
+        ([1, 2], None, r"^rows\[0\] must be a non-empty sequence of cells, got 1$"),
+        ([("a", "b"), "cd"], None, r"^rows\[1\] must be a non-empty sequence of cells, got 'cd'$"),
+        ([()], None, r"^rows\[0\] must be a non-empty sequence of cells, got \(\)$"),
+        ([("a", "b"), ("c",)], None, r"^rows\[1\] has 1 cells, the header has 2$"),
+        ([("a", "b")], "x", r"^rule_max must be an integer >= 0, got 'x'$"),
+        ([("a", "b")], -1, r"^rule_max must be an integer >= 0, got -1$"),
+    ],
+)
+def test_text_table_refuses_what_is_not_a_table(rows, rule_max, match):
+    with pytest.raises(ValueError, match=match):
+        exercises.text_table(rows, rule_max=rule_max)
+
+
 def _fields(**overrides):
     fields = {k: v for k, v in chain.EXERCISE.__dict__.items() if k != "grade_cells"}
     return fields | overrides

@@ -669,6 +669,7 @@ def test_other_functions_reject_bad_input(call, message):
         (dict(grid=[5, -5]), r"grid must be an integer >= 0, got -5"),
         (dict(grid=[5, 7.5]), r"grid must be an integer >= 0, got 7.5"),
         (dict(grid=[[5, 10]]), r"grid must be a flat sequence of horizons"),
+        (dict(grid=None), r"^grid must be an iterable of horizons .*, got None$"),
     ],
 )
 def test_collapse_horizon_rejects_bad_input(kwargs, message):
@@ -684,6 +685,12 @@ def test_collapse_horizon_rejects_bad_input(kwargs, message):
         (dict(ns=(10, -1)), r"n must be an integer >= 0, got -1"),
         (dict(p=-0.1), r"p must be in \[0, 1\], got -0.1"),
         (dict(budget_factor=-2), r"budget_factor must be a finite number >= 0, got -2"),
+        # grid=None was a bare TypeError; an empty grid was accepted when qs was empty.
+        (dict(grid=None), r"^grid must be an iterable of horizons .*, got None$"),
+        (dict(grid=5), r"^grid must be an iterable of horizons .*, got 5$"),
+        (dict(grid="5"), r"^grid must be an iterable of horizons .*, got '5'$"),
+        (dict(grid=[], qs=()), r"grid must hold at least one horizon, got an empty grid"),
+        (dict(grid=[5, -5], qs=()), r"grid must be an integer >= 0, got -5"),
     ],
 )
 def test_reference_table_rejects_bad_input(kwargs, message):

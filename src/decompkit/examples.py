@@ -346,8 +346,9 @@ def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
     Raises
     ------
     ValueError
-        If the frontier is empty or a str, names a node without a duration, a duration is
-        negative, infinite or not a number, or every duration is 0.
+        If ``durations`` is not a mapping, the frontier is not an iterable of hashable nodes,
+        is empty or a str, names a node without a duration, a duration is negative,
+        infinite or not a number, or every duration is 0.
 
     Notes
     -----
@@ -360,14 +361,22 @@ def useful_concurrency(durations: Mapping, frontier: Iterable) -> float:
     >>> useful_concurrency({"P": 6, "E": 8, "D": 5}, ["P", "E", "D"])
     2.375
     """
+    if not isinstance(durations, Mapping):
+        raise ValueError(f"durations must be a mapping {{node: duration}}, got {durations!r}")
     if isinstance(frontier, (str, bytes)):
         raise ValueError(f"frontier must be an iterable of nodes, not the str {frontier!r}")
+    if not isinstance(frontier, Iterable):
+        raise ValueError(f"frontier must be an iterable of nodes, got {frontier!r}")
     nodes = list(frontier)
     if not nodes:
         raise ValueError("frontier must name at least one node, got an empty frontier")
     values = []
     for node in nodes:
-        if node not in durations:
+        try:
+            known = node in durations
+        except TypeError:  # unhashable
+            raise ValueError(f"frontier must hold hashable nodes, got {node!r}") from None
+        if not known:
             raise ValueError(f"durations has no entry for frontier node {node!r}")
         x = durations[node]
         real = isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))

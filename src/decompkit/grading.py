@@ -6,7 +6,8 @@ notebook's answer key (:func:`decompkit.exercises.expected`) and compares with a
 this module, so a student cell that rebinds ``np``, ``close``, ``P`` or a package function in
 the notebook's namespace changes nothing, and the test rebinds none of the student's names.
 Every function here returns a bool and never raises on a malformed answer: a wrong type simply
-does not match.
+does not match. A malformed tolerance is the hidden test's own bug, not the student's: it
+raises a ValueError naming ``rtol`` or ``atol``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ def _real(answer) -> float | None:
     return value
 
 
+def _tolerance(name: str, value) -> float:
+    """The test's tolerance as a float, or a ValueError naming it (never the answer's fault)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        try:
+            tolerance = float(value)
+        except OverflowError:
+            tolerance = math.inf
+        if math.isfinite(tolerance) and tolerance >= 0:
+            return tolerance
+    raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
 def close(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> bool:
     """True when ``answer`` is one real number within tolerance of ``expected``.
 
@@ -55,7 +68,12 @@ def close(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> bool:
     >>> from fractions import Fraction
     >>> close(Fraction(1, 3), 0.33333), close("0.333", 1 / 3), close(True, 1.0)
     (True, False, False)
+    >>> close(0.5, 0.5, rtol=None)
+    Traceback (most recent call last):
+    ...
+    ValueError: rtol must be a finite number >= 0, got None
     """
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
     value = _real(answer)
     if value is None or math.isnan(value):
         return False
@@ -78,6 +96,7 @@ def close_array(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> 
     >>> close_array([[1, 0]], [[1, 0], [0, 1]]), close_array(None, [1.0])
     (False, False)
     """
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
     try:
         got = np.asarray(answer)
         want = np.asarray(expected, dtype=float)

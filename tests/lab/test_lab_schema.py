@@ -147,6 +147,21 @@ def test_substitute_errors():
         substitute("#E2", {"E1": "x"}, ids=["E1", "E2"])
 
 
+@pytest.mark.parametrize(
+    ("evidence", "ids", "match"),
+    [
+        (None, None, r"^evidence must be a mapping \{step id: output\}, got None$"),
+        ([("E1", "x")], None, r"^evidence must be a mapping .*, got \[\('E1', 'x'\)\]$"),
+        ({"E1": "x"}, 5, r"^ids must be None or an iterable of step ids, got 5$"),
+        ({"E1": "x"}, "E1", r"^ids must be None or an iterable of step ids, got 'E1'$"),
+    ],
+)
+def test_substitute_refuses_evidence_or_ids_of_the_wrong_kind(evidence, ids, match):
+    # These were bare TypeErrors naming no argument (or, for a str, its letters as ids).
+    with pytest.raises(ValueError, match=match):
+        substitute("#E1", evidence, ids)
+
+
 def test_substitution_follows_the_edges_the_kit_reads():
     # Every placeholder the worker resolves is an edge of placeholder_edges, and vice versa.
     p = plan("quotes")

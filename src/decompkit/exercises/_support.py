@@ -13,11 +13,12 @@ import copy
 import dataclasses
 import functools
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from .. import examples
+from .._validate import whole
 
 __all__ = [
     "mistake_clashes",
@@ -97,6 +98,13 @@ def text_table(rows, *, rule_max: int | None = None) -> str:
     """Rows as a plain-text table: columns padded to their widest cell, the last one left
     ragged, a rule of dashes under the header (at most ``rule_max`` long).
 
+    Raises
+    ------
+    ValueError
+        If ``rows`` is not a non-empty sequence of rows, a row is not a non-empty sequence
+        of cells (a str is not one) or has another number of cells than the header, or
+        ``rule_max`` is neither None nor an integer >= 0.
+
     Examples
     --------
     >>> print(text_table([("id", "note"), ("a", "first"), ("bcd", "x")]))
@@ -105,9 +113,18 @@ def text_table(rows, *, rule_max: int | None = None) -> str:
     a    first
     bcd  x
     """
+    if not isinstance(rows, Sequence) or isinstance(rows, str) or not rows:
+        raise ValueError(f"rows must be a non-empty sequence of rows, got {rows!r}")
+    for i, row in enumerate(rows):
+        if not isinstance(row, Sequence) or isinstance(row, str) or not row:
+            raise ValueError(f"rows[{i}] must be a non-empty sequence of cells, got {row!r}")
+        if len(row) != len(rows[0]):
+            raise ValueError(f"rows[{i}] has {len(row)} cells, the header has {len(rows[0])}")
+    if rule_max is not None:
+        rule_max = whole("rule_max", rule_max, minimum=0)
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
+        "  ".join([*(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)), str(r[-1])])
         for r in rows
     ]
     rule = max(map(len, lines))

@@ -141,7 +141,8 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     Raises
     ------
     ValueError
-        For an unknown notebook or a malformed id.
+        For an unknown notebook, a malformed id, or an ``assignment`` that is not a
+        non-empty str.
 
     Notes
     -----
@@ -166,6 +167,8 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     (None, 's1234')
     """
     exercise = _exercise(notebook)
+    if not (isinstance(assignment, str) and assignment.strip()):
+        raise ValueError(f"assignment must be a non-empty str, got {assignment!r}")
     who = student_id(student)
     if who is None or who == LECTURE:
         drawn = exercise.Params()

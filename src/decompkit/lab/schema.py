@@ -10,7 +10,7 @@ that the ``#E`` placeholders in :math:`\mathrm{args}_i` read.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -255,13 +255,19 @@ def substitute(args, evidence: Mapping, ids=None):
     Raises
     ------
     ValueError
-        If a placeholder names no step, or a step whose output is not in ``evidence``.
+        If ``evidence`` is not a mapping, ``ids`` is neither None nor an iterable of step
+        ids (a str is not one), or a placeholder names no step, or a step whose output is
+        not in ``evidence``.
 
     Examples
     --------
     >>> substitute({"url": "#E1", "pages": ["#E1", "x"]}, {"E1": "https://p.example"})
     {'url': 'https://p.example', 'pages': ['https://p.example', 'x']}
     """
+    if not isinstance(evidence, Mapping):
+        raise ValueError(f"evidence must be a mapping {{step id: output}}, got {evidence!r}")
+    if isinstance(ids, (str, bytes)) or not (ids is None or isinstance(ids, Iterable)):
+        raise ValueError(f"ids must be None or an iterable of step ids, got {ids!r}")
     ids = list(evidence) if ids is None else list(ids)
 
     def text(value: str) -> str:

@@ -226,6 +226,19 @@ def _budgets(ns: np.ndarray, budget_factor: float) -> np.ndarray:
     return budgets
 
 
+def _grid(grid) -> np.ndarray:
+    """The horizons of ``grid`` in increasing order, as int64; else a ValueError naming it."""
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        raise ValueError(f"grid must be an iterable of horizons (whole numbers >= 0), got {grid!r}")
+    grid = list(grid)
+    if not grid:
+        raise ValueError("grid must hold at least one horizon, got an empty grid")
+    ns = count("grid", grid)
+    if ns.ndim != 1:
+        raise ValueError(f"grid must be a flat sequence of horizons, got {grid!r}")
+    return np.sort(ns)
+
+
 def collapse_horizon(p, q, budget_factor=2.0, threshold=0.5, grid=range(5, 205, 5)):
     r"""Smallest horizon ``n`` on ``grid`` whose success within ``round(budget_factor * n)``
     rounds is below ``threshold``.
@@ -251,8 +264,8 @@ def collapse_horizon(p, q, budget_factor=2.0, threshold=0.5, grid=range(5, 205, 
     ValueError
         If ``p``, ``q`` or ``threshold`` is outside [0, 1] or not a single number,
         ``budget_factor`` is negative or not finite (or so large that
-        ``budget_factor * n`` overflows a float), or ``grid`` is empty or holds something
-        other than whole numbers >= 0.
+        ``budget_factor * n`` overflows a float), or ``grid`` is not an iterable, is empty
+        or holds something other than whole numbers >= 0.
 
     Examples
     --------
@@ -265,12 +278,6 @@ def collapse_horizon(p, q, budget_factor=2.0, threshold=0.5, grid=range(5, 205, 
     q = single("q", probability("q", q))
     threshold = single("threshold", probability("threshold", threshold))
     budget_factor = _budget_factor(budget_factor)
-    grid = list(grid) if isinstance(grid, Iterable) else grid
-    if isinstance(grid, list) and not grid:
-        raise ValueError("grid must hold at least one horizon, got an empty grid")
-    ns = count("grid", grid)
-    if ns.ndim != 1:
-        raise ValueError(f"grid must be a flat sequence of horizons, got {grid!r}")
-    ns = np.sort(ns)
+    ns = _grid(grid)
     below = np.asarray(success_exact(ns, p, q, _budgets(ns, budget_factor))) < threshold
     return int(ns[np.argmax(below)]) if below.any() else None

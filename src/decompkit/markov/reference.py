@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validate import count, probability, single
 from .exact import success_exact
-from .horizon import _budget_factor, _budgets, collapse_horizon, grounded_half_life
+from .horizon import _budget_factor, _budgets, _grid, collapse_horizon, grounded_half_life
 
 __all__ = ["ReferenceRow", "ReferenceTable", "reference_table"]
 
@@ -106,7 +106,8 @@ def reference_table(
     Raises
     ------
     ValueError
-        On a bad ``p``, ``q``, horizon, ``budget_factor`` or ``grid``.
+        On a bad ``p``, ``q``, horizon, ``budget_factor`` or ``grid`` (as
+        :func:`collapse_horizon` checks it, even when ``qs`` is empty).
 
     Examples
     --------
@@ -122,7 +123,7 @@ def reference_table(
     budget_factor = _budget_factor(budget_factor)
     qs_arr = probability("q", qs).ravel()
     ns_arr = count("n", ns).ravel()
-    grid = list(grid)
+    grid = _grid(grid)
     success = success_exact(ns_arr[None, :], p, qs_arr[:, None], _budgets(ns_arr, budget_factor))
     success = np.asarray(success).reshape(qs_arr.size, ns_arr.size)
     rows = tuple(
@@ -134,5 +135,5 @@ def reference_table(
         )
         for i, q in enumerate(qs_arr)
     )
-    grid_max = int(max(grid)) if grid else 0
+    grid_max = int(grid[-1])
     return ReferenceTable(p, budget_factor, tuple(int(n) for n in ns_arr), grid_max, rows)
