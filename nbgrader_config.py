@@ -51,6 +51,10 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
+    # Last, once everything is scored: the stored notebook opens in formgrader (the
+    # instructor's origin) and in feedback pages, so no markup or output that could run
+    # script is kept (decompkit.course.sanitize; the kit's grader does the same).
+    "decompkit.course.plugins.Sanitize",
 ]
 
 # Feedback (decompkit.course.feedback): per graded item the student's answer, score and hint,

@@ -19,7 +19,7 @@ from traitlets.config import Config
 from decompkit.course.sanitize import sanitize_notebook
 
 from .hostile import HOSTILE_FENCES, HOSTILE_MARKDOWN, PNG
-from .submissions import RELEASED
+from .submissions import RELEASED, ROOT
 
 _RUN = "document.title='PWNED'//"
 
@@ -285,3 +285,16 @@ def test_sanitising_twice_changes_nothing_more():
     once = sanitize_notebook(nb)
     twice = sanitize_notebook(copy.deepcopy(once))
     assert twice == once
+
+
+def test_nbgrader_autograde_stores_the_notebook_sanitised():
+    """Plain ``nbgrader autograde`` under the course's configuration sanitises last."""
+    from traitlets.config import PyFileConfigLoader
+    from traitlets.utils.importstring import import_item
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    steps = config.Autograde.autograde_preprocessors
+    assert steps[-1] == "decompkit.course.plugins.Sanitize"
+    step = import_item(steps[-1])(config=config)
+    nb, _ = step.preprocess(_one(new_markdown_cell(HOSTILE_MARKDOWN)), {})
+    assert surface(formgrade_cells(nb)) == []

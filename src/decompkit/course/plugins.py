@@ -8,6 +8,8 @@ with the instructor's hidden tests in the grader's own process
 (:mod:`decompkit.course.clean_check`) and fails every test cell whose verdict there is not a
 pass. ``CapOutputBytes`` bounds what a cell may store in the autograded notebook: nbgrader's
 own ``LimitOutput`` counts lines, so a single 50 MB line would be kept whole.
+``Sanitize`` (last) makes the stored notebook safe to open in formgrader and feedback
+(:func:`decompkit.course.sanitize.sanitize_notebook`, which the kit's grader calls too).
 ``GradingLimits`` holds the time a notebook and a student may take in all
 (``c.GradingLimits.notebook_time_limit``, ``student_time_limit``): ``kit.py grade`` applies
 both; under ``nbgrader autograde``, ``ExecuteAsStudent`` applies the notebook's.
@@ -31,6 +33,7 @@ from traitlets.config import Configurable
 
 from ..exercises.params import GRADER_VARIABLE, HUB_VARIABLE
 from .clean_check import export_expressions, judge
+from .sanitize import sanitize_notebook
 
 _HUB_PREFIX = HUB_VARIABLE.split("_")[0] + "_"  # every JUPYTERHUB_* variable
 
@@ -39,6 +42,7 @@ __all__ = [
     "CleanCheck",
     "ExecuteAsStudent",
     "GradingLimits",
+    "Sanitize",
     "kernel_environment",
 ]
 
@@ -229,3 +233,17 @@ class CapOutputBytes(NbGraderPreprocessor):
             kept.append(new_output("stream", name="stdout", text=note))
         cell.outputs = kept
         return cell, resources
+
+
+class Sanitize(NbGraderPreprocessor):
+    """Make the autograded notebook safe to render: no script from the submission reaches
+    formgrader or a feedback page. Listed last, once every score has been read."""
+
+    enabled = Bool(True, help="sanitise markdown, outputs and metadata before storing").tag(
+        config=True
+    )
+
+    def preprocess(self, nb, resources):
+        if self.enabled:
+            nb = sanitize_notebook(nb)
+        return nb, resources
