@@ -473,6 +473,36 @@ def test_environment_applies_the_retry_rate_and_manager_keeps_verified_facts():
     assert manager.state == (1,) and manager.next_subtask() == 2
 
 
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Auditor(q=float("nan")), r"^q must be in \[0, 1\], got nan$"),
+        (lambda: Auditor(q=1.5), r"^q must be in \[0, 1\], got 1\.5$"),
+        (lambda: Auditor(q=[0.5, 0.9]), r"^q must be a single number"),
+        (
+            lambda: Auditor(0.5, reads_trace="yes"),
+            r"^reads_trace must be True or False, got 'yes'$",
+        ),
+        (lambda: Executor(persuasion="abc"), r"^persuasion must be a number .*, got 'abc'$"),
+        (lambda: Executor(persuasion=-0.1), r"^persuasion must be in \[0, 1\], got -0\.1$"),
+        (lambda: Manager(n=-1), r"^n must be an integer >= 0, got -1$"),
+        (lambda: Manager(n=2.5), r"^n must be an integer >= 0, got 2\.5$"),
+        (lambda: Manager(n="3"), r"^n must be an integer >= 0, got '3'$"),
+    ],
+)
+def test_actors_refuse_bad_arguments(make, match):
+    # Auditor(q=nan), Executor(persuasion="abc") and Manager(n=-1) were accepted.
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_actors_keep_their_arguments_as_plain_values():
+    auditor, executor, manager = Auditor(np.float64(0.5), np.bool_(True)), Executor(1), Manager(3.0)
+    assert (type(auditor.q), auditor.q, auditor.reads_trace) == (float, 0.5, True)
+    assert (type(executor.persuasion), executor.persuasion) == (float, 1.0)
+    assert (type(manager.n), manager.n) == (int, 3)
+
+
 def test_reproducible_and_generator_is_advanced():
     a = simulate(30, 0.9, 0.7, 60, runs=2000, seed=123)
     assert a == simulate(30, 0.9, 0.7, 60, runs=2000, seed=123)
@@ -790,6 +820,31 @@ def test_exact_correlated_with_dead_mass_settles():
     assert exact_success(4, 0.4, 1.0, 10**9, correlated=STUCK[0]) == 0.0
 
 
+# ---------------------------------------------------------------- no subtasks
+# markov takes n = 0 (success_exact gives 1, success_monte_carlo counts every trial a
+# success without a draw); the loop functions refused it.
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"correlated": True}, {"auditor_reads_trace": True, "persuasion": 1.0}]
+)
+def test_no_subtasks_is_success_with_certainty_as_in_the_chain(options):
+    assert success_exact(0, 0.3, 0.2, 0) == 1.0
+    assert exact_success(0, 0.3, 0.2, 0, **options) == 1.0
+    assert exact_success([0, 2], 0.3, 0.2, [0, 1], **options).tolist() == [1.0, 0.0]
+    rng = np.random.default_rng(1)
+    sim = simulate(0, 0.3, 0.2, 0, runs=50, seed=rng, **options)
+    assert (sim.estimate, sim.successes, sim.corrupted, sim.out_of_budget) == (1.0, 50, 0, 0)
+    assert rng.random() == np.random.default_rng(1).random()  # no draw was needed
+    mixed = simulate([0, 3, 0], 0.0, 1.0, 5, runs=40, seed=0, **options)
+    assert mixed.successes.tolist() == [40, 0, 40]  # p = 0: the middle point cannot succeed
+    run = run_loop(0, 0.3, 0.2, 0, seed=0, **options)
+    assert (run.outcome, run.rounds, run.manager_believes_done) == ("success", (), True)
+    assert run.to_text().endswith(
+        "outcome: success after 0 rounds (the manager believes it is done)"
+    )
+
+
 # ---------------------------------------------------------------- bad input
 
 LOOP_ERRORS = [
@@ -797,8 +852,8 @@ LOOP_ERRORS = [
     ({"p": -0.1}, r"p must be in \[0, 1\], got -0\.1"),
     ({"q": float("nan")}, r"q must be in \[0, 1\], got nan"),
     ({"q": 2}, r"q must be in \[0, 1\], got 2"),
-    ({"n": 0}, r"n must be an integer >= 1, got 0"),
-    ({"n": 2.5}, r"n must be an integer >= 1, got 2\.5"),
+    ({"n": -1}, r"n must be an integer >= 0, got -1"),
+    ({"n": 2.5}, r"n must be an integer >= 0, got 2\.5"),
     ({"n": "ten"}, r"n must be a number or an array of numbers, got 'ten'"),
     ({"budget": -1}, r"budget must be an integer >= 0, got -1"),
     ({"budget": 3.5}, r"budget must be an integer >= 0, got 3\.5"),

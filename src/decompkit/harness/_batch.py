@@ -15,19 +15,20 @@ __all__ = ["simulate_flat"]
 def simulate_flat(n, p, q, budget, tables, runs, rng):
     """Outcome counts per point for validated 1-d arrays (``tables`` None: independent)."""
     size = n.size
-    successes = np.zeros(size, dtype=np.int64)
+    successes = np.where(n == 0, runs, 0).astype(np.int64)  # done before the first round
     corrupted = np.zeros(size, dtype=np.int64)
     out_of_budget = np.where(budget < n, runs, 0).astype(np.int64)
+    playing = (n > 0) & (budget >= n)
     if tables is None:
         # p = 0 never advances: each of the budget - n + 1 rounds before the run is hopeless
         # corrupts it with 1 - q, so it survives them all with q^(budget - n + 1).
-        for i in np.flatnonzero((budget >= n) & (p == 0.0)):
+        for i in np.flatnonzero(playing & (p == 0.0)):
             intact = np.power(q[i], budget[i] - n[i] + 1.0)
             corrupted[i] = np.count_nonzero(rng.random(runs) >= intact)
             out_of_budget[i] = runs - corrupted[i]
-        live = np.flatnonzero((budget >= n) & (p > 0.0))
+        live = np.flatnonzero(playing & (p > 0.0))
     else:
-        live = np.flatnonzero(budget >= n)
+        live = np.flatnonzero(playing)
     if live.size == 0:
         return successes, corrupted, out_of_budget
     single = live.size == 1

@@ -148,7 +148,7 @@ def _correlation(value) -> Correlation | None:
 
 def _loop_args(n, p, q, budget, auditor_reads_trace, persuasion):
     """Validate and broadcast; q becomes the detection the audit actually achieves."""
-    n = count("n", n, minimum=1)
+    n = count("n", n)
     p = probability("p", p)
     q = probability("q", q)
     budget = large_count("budget", budget)
@@ -240,7 +240,7 @@ def _rate_tables(n, p, correlation):
         )
     first = np.zeros((n.size, int(n.max())))
     retry = np.zeros_like(first)
-    for i in range(n.size):
+    for i in np.flatnonzero(n):  # n = 0 has no subtask and no rate
         f, r = correlation.rates(int(n[i]), float(p[i]))
         first[i, : f.size], retry[i, : r.size] = f, r
     return first, retry
@@ -290,7 +290,7 @@ def simulate(
     ------
     ValueError
         If ``p``, ``q`` or ``persuasion`` is outside [0, 1], ``n`` is not a whole number
-        >= 1, ``budget`` not a whole number >= 0, ``runs`` not a whole number >= 1 or above
+        >= 0, ``budget`` not a whole number >= 0, ``runs`` not a whole number >= 1 or above
         the bound, the arguments do not broadcast, ``confidence`` is outside (0, 1),
         ``seed``, ``correlated`` or ``auditor_reads_trace`` is of the wrong kind; with
         ``correlated``, points times ``n`` above 10**6 (one rate per subtask and point);
@@ -305,11 +305,12 @@ def simulate(
     retry), :math:`u < a` advances, :math:`a \le u < a + (1-a)q'` is a caught error and
     anything above lets a wrong result in (corrupted). A run retires as soon as its outcome
     is sealed: all ``n`` verified, corrupted, or fewer rounds left than open subtasks; so the
-    work is the rounds actually lived, at most ``runs * budget`` per point. A run whose next
-    attempts all have rate 0 (``p = 0``, or a hard subtask clustering left at 0) can never
-    advance: it is settled at once with one uniform, corrupted with
-    :math:`1 - q'^m` for the :math:`m` rounds it would still play, else out of budget. All
-    points of a call share one stream of random numbers.
+    work is the rounds actually lived, at most ``runs * budget`` per point. With ``n = 0``
+    every run has succeeded before its first round and draws nothing, as in
+    :func:`decompkit.markov.success_monte_carlo`. A run whose next attempts all have rate 0
+    (``p = 0``, or a hard subtask clustering left at 0) can never advance: it is settled at
+    once with one uniform, corrupted with :math:`1 - q'^m` for the :math:`m` rounds it would
+    still play, else out of budget. All points of a call share one stream of random numbers.
 
     Examples
     --------
@@ -366,7 +367,7 @@ def exact_success(
     -------
     float or ndarray
         The probability that all ``n`` subtasks are verified, all correct, within
-        ``budget`` rounds.
+        ``budget`` rounds; 1 for ``n = 0``, as :func:`decompkit.markov.success_exact` gives.
 
     Raises
     ------
@@ -414,8 +415,10 @@ def exact_success(
     correlation = _correlation(correlated)
     if correlation is None:
         return success_exact(n, p, q_eff, budget)
-    out = np.empty(n.shape)
+    out = np.ones(n.shape)  # n = 0: nothing to do, success with certainty
     for idx in np.ndindex(n.shape):
+        if n[idx] == 0:
+            continue
         first, retry = correlation.rates(int(n[idx]), float(p[idx]))
         out[idx] = _carry_forward(first, retry, float(q_eff[idx]), budget[idx])
     return scalar_or_array(out)

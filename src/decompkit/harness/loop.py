@@ -15,7 +15,15 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._validate import count, flag, large_count, probability, random_generator, single
+from .._validate import (
+    count,
+    flag,
+    large_count,
+    probability,
+    random_generator,
+    single,
+    whole,
+)
 from .batch import MAX_SUBTASKS, PERSUASION, _correlation, mean_rounds
 
 #: Most rounds one traced run may last on average (a record per round, ~20 us each).
@@ -97,11 +105,11 @@ class Executor:
     """Works on one subtask in a fresh context; right with the environment's accuracy.
 
     Its narration always claims success. For a wrong result it still betrays the slip
-    with probability ``1 - persuasion``.
+    with probability ``1 - persuasion``, a single number in [0, 1] (else ValueError).
     """
 
     def __init__(self, persuasion: float = PERSUASION):
-        self.persuasion = persuasion
+        self.persuasion = float(single("persuasion", probability("persuasion", persuasion)))
 
     def work(self, context: Context, env: Environment, rng) -> Result:
         """Attempt ``context.subtask``, act on ``env`` and report in a narration."""
@@ -115,9 +123,9 @@ class Executor:
 class Auditor:
     """Accepts or rejects a result; never rejects a correct one, never writes anything.
 
-    Reading the environment (a read-only view), it catches a wrong result with ``q``.
-    Reading the executor's narration instead, it can only catch a slip the narration
-    betrays, again with ``q``.
+    Reading the environment (a read-only view), it catches a wrong result with ``q``, a
+    single number in [0, 1]. Reading the executor's narration instead (``reads_trace``, a
+    bool), it can only catch a slip the narration betrays, again with ``q``.
 
     Examples
     --------
@@ -133,8 +141,8 @@ class Auditor:
     """
 
     def __init__(self, q: float, reads_trace: bool = False):
-        self.q = q
-        self.reads_trace = reads_trace
+        self.q = float(single("q", probability("q", q)))
+        self.reads_trace = flag("reads_trace", reads_trace)
 
     def accepts(self, result: Result, view, rng) -> bool:
         """True to let ``result`` into the state; ``view`` is the environment, read-only."""
@@ -144,6 +152,8 @@ class Auditor:
 
 class Manager:
     """Owns the task state: the subtasks verified done, in order. Nothing else enters it.
+
+    ``n``, the number of subtasks, is a whole number >= 0 (else ValueError).
 
     Examples
     --------
@@ -155,7 +165,7 @@ class Manager:
     """
 
     def __init__(self, n: int):
-        self.n = n
+        self.n = whole("n", n, minimum=0)
         self._verified: list[int] = []
 
     @property
@@ -212,7 +222,7 @@ class LoopRun:
 
     @property
     def manager_believes_done(self) -> bool:
-        return bool(self.rounds) and len(self.rounds[-1].state_after) == self.n
+        return (len(self.rounds[-1].state_after) if self.rounds else 0) == self.n
 
     def to_text(self) -> str:
         """The rounds as a fixed-width table, one line per round, then the outcome."""
@@ -244,7 +254,8 @@ def run_loop(
     Parameters
     ----------
     n : int
-        Number of interdependent subtasks, done in order, ``n >= 1``.
+        Number of interdependent subtasks, done in order, ``n >= 0``; with none the run
+        succeeds before any round, as the chain's success is 1 at ``n = 0``.
     p : float
         Executor accuracy per round (the mean over subtasks when ``correlated``).
     q : float
@@ -270,7 +281,7 @@ def run_loop(
     ------
     ValueError
         If ``p``, ``q`` or ``persuasion`` is outside [0, 1], ``n`` is not a whole
-        number in [1, 10**6], ``budget`` not a whole number >= 0, an argument is an array,
+        number in [0, 10**6], ``budget`` not a whole number >= 0, an argument is an array,
         ``seed``, ``correlated`` or ``auditor_reads_trace`` is of the wrong kind, or the
         trace would be too long to keep: a run expected to last more than 10**5 rounds
         (capped by the budget), or ``n`` times those rounds above 10**7 (every record holds
@@ -303,7 +314,7 @@ def run_loop(
     outcome: out of budget after 2 rounds
     """
     why = " (one accuracy per subtask)"
-    n = int(single("n", count("n", n, minimum=1, maximum=MAX_SUBTASKS, why=why)))
+    n = int(single("n", count("n", n, maximum=MAX_SUBTASKS, why=why)))
     p = float(single("p", probability("p", p)))
     q = float(single("q", probability("q", q)))
     budget = int(single("budget", large_count("budget", budget)))
@@ -312,7 +323,7 @@ def run_loop(
     correlation = _correlation(correlated)
     generator = random_generator(seed)
 
-    if correlation is None:
+    if correlation is None or n == 0:
         first = retry = np.full(n, p)
     else:
         first, retry = correlation.rates(n, p)
