@@ -4,6 +4,8 @@ Every public function validates its arguments once, here, and raises a ``ValueEr
 names the argument and shows the offending value. A count is a whole number; :func:`count`
 returns it as an exact int64 and refuses what int64 cannot hold, :func:`large_count` returns
 it as a float for formulas such as :math:`p^n` that stay right for any size of :math:`n`.
+:func:`whole` and :func:`finite` check one scalar and return it as a plain Python number;
+:func:`finite_result` is the one overflow check of a formula computed in plain floats.
 """
 
 from __future__ import annotations
