@@ -14,6 +14,14 @@ it can place as ``submitted/<id>/<assignment>/<notebook>.ipynb``. The names it u
   ``s2003/decomp/01-chain-reliability.ipynb`` (nbgrader's layouts); the id is what precedes
   the notebook.
 
+Everything in a download is the students' until proven otherwise. The student is read from
+the top-level name of the download only, where the LMS writes it (:mod:`.lmsnames`); a file
+further in that names another student (a Moodle or Canvas name in Mallory's folder, or
+``mallory/victim_<notebook>.ipynb``) is filed under nobody and reported with both names.
+Links are never followed, and one download is read within bounds (entries, students, bytes;
+``--max-entries``, ``--max-students``, ``--max-total-mb``), each bound reached said in one line
+(:mod:`.downloads`).
+
 The notebook is the assignment's notebook whose name the file name holds, compared without
 case and with spaces, ``_`` and ``-`` alike, once a browser's duplicate mark
 (``name (1).ipynb``) and Canvas's resubmission mark (``name-1.ipynb``, ``name-2.ipynb``) are
@@ -24,210 +32,61 @@ identical files count once. Students whose ids coincide (two Jane Does with diff
 numbers) get the LMS number appended. Every id passes through
 :func:`decompkit.exercises.ids.normalise_id`, as grading and the answer key do.
 
-Notebooks it cannot place (no notebook name in the file name, no student, too large, a zip
-that does not open) are listed in the report, and in ``downloaded/<assignment>/
-collect-report.txt``, and left out of ``submitted/``; other files are ignored, and counted.
+Notebooks it cannot place (no notebook name in the file name, no student, a claim on another
+student, a link, too large, a zip that does not open) are listed in the report, one line
+each (names shown with line breaks and terminal codes escaped), and in
+``downloaded/<assignment>/collect-report.txt``, and left out of ``submitted/``; other files
+are ignored, and counted.
 A file already in ``submitted/`` is replaced only by different content; the old one is kept
 under ``downloaded/<assignment>/replaced/``. Where each notebook came from (LMS name, time,
 late mark) is kept in ``downloaded/<assignment>/collected.json``, which the grading record
-reads. Exit status 0 when every notebook was placed, 1 when one was left out, 2 when there was
-nothing to collect.
+reads. Exit status 0 when every notebook was placed, 1 when one was left out (or a bound was
+reached), 2 when there was nothing to collect.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import hashlib
 import json
+import math
 import os
-import re
 import sys
 import tempfile
-import zipfile
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.ids import IdError, normalise_id
-
-__all__ = ["Collection", "Entry", "collect", "main", "match_notebook", "parse_name", "report"]
-
-MAX_BYTES = 50_000_000
-
-_MOODLE = re.compile(r"^(?P<person>[^/]+?)_(?P<lms>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
-_CANVAS = re.compile(
-    r"^(?P<person>[^_/]+?)_(?P<late>LATE_)?(?P<lms>\d+)_(?P<sub>\d+)_(?P<file>.+)$"
+from .downloads import (
+    MAX_BYTES,
+    MAX_ENTRIES,
+    MAX_STUDENTS,
+    MAX_TOTAL_BYTES,
+    NOT_A_NOTEBOOK,
+    Entry,
+    Limits,
+    few,
+    read_download,
 )
-_DUPLICATE = re.compile(r"^(?P<base>.*?)\s*\((?P<n>\d+)\)$")
-_RESUBMIT = re.compile(r"^(?P<base>.*?)-(?P<n>\d+)$")
+from .lmsnames import match_notebook, parse_name, read_paths
 
-
-def _key(text: str) -> str:
-    return re.sub(r"[\s_-]+", "-", text.strip().casefold())
-
-
-def _stem(file: str) -> str:
-    return file[: -len(".ipynb")] if file.lower().endswith(".ipynb") else file
-
-
-def match_notebook(name: str, notebooks) -> tuple[str | None, int]:
-    """The notebook a file name (without ``.ipynb``) stands for, and its resubmission rank.
-
-    Examples
-    --------
-    >>> nbs = ["01-chain-reliability", "lab-2"]
-    >>> match_notebook("01-chain-reliability (1)", nbs)
-    ('01-chain-reliability', 1)
-    >>> match_notebook("01_Chain_Reliability-2", nbs)
-    ('01-chain-reliability', 2)
-    >>> match_notebook("lab-2", nbs), match_notebook("chain", nbs)
-    (('lab-2', 0), (None, 0))
-    """
-    known = {_key(n): n for n in notebooks}
-    text, rank = name, 0
-    for _ in range(4):
-        if _key(text) in known:
-            return known[_key(text)], rank
-        found = _DUPLICATE.match(text) or _RESUBMIT.match(text)
-        if not found:
-            break
-        text, rank = found.group("base"), rank + int(found.group("n"))
-    return None, 0
-
-
-def _split(stem: str, notebook: str) -> tuple[str, str]:
-    """``stem`` cut where ``notebook`` begins in it (compared as :func:`_key` does)."""
-    for start in range(len(stem)):
-        if _key(stem[start:]).startswith(_key(notebook)):
-            return stem[:start], stem[start:]
-    return "", stem
-
-
-def parse_name(path: str, notebooks, assignment: str = "") -> dict:
-    """Read the person, LMS id, lateness and notebook off a path inside a download.
-
-    Examples
-    --------
-    >>> nbs = ["01-chain-reliability"]
-    >>> p = parse_name("doejane_LATE_12345_67890_01-chain-reliability-1.ipynb", nbs)
-    >>> p["format"], p["person"], p["lms_id"], p["late"], p["notebook"], p["rank"]
-    ('Canvas', 'doejane', '12345', True, '01-chain-reliability', 1)
-    >>> p = parse_name("Jane Doe_123_assignsubmission_file_/01-chain-reliability.ipynb", nbs)
-    >>> p["format"], p["person"], p["lms_id"], p["notebook"]
-    ('Moodle', 'Jane Doe', '123', '01-chain-reliability')
-    >>> p = parse_name("carol/carol_01-chain-reliability (2).ipynb", nbs)
-    >>> p["format"], p["person"], p["notebook"], p["rank"]
-    ('plain', 'carol', '01-chain-reliability', 2)
-    """
-    parts = [p for p in re.split(r"[\\/]+", path) if p]
-    if len(parts) > 2 and assignment and parts[-2] == assignment:
-        parts = [*parts[:-2], parts[-1]]  # <id>/<assignment>/<notebook>: nbgrader's own layout
-    found = {"format": "", "person": "", "lms_id": "", "late": False, "notebook": None, "rank": 0}
-    if not parts:
-        return found
-    for depth in range(len(parts) - 1, -1, -1):  # a Moodle folder may hold the file
-        moodle = _MOODLE.match("/".join(parts[depth:]))
-        if moodle:
-            file = moodle.group("file").lstrip("/").rsplit("/", 1)[-1]
-            notebook, rank = match_notebook(_stem(file), notebooks)
-            return {**found, "format": "Moodle", "person": moodle.group("person"),
-                    "lms_id": moodle.group("lms"), "notebook": notebook, "rank": rank}  # fmt: skip
-    name = parts[-1]
-    canvas = _CANVAS.match(name)
-    if canvas:
-        notebook, rank = match_notebook(_stem(canvas.group("file")), notebooks)
-        if notebook is not None:
-            return {**found, "format": "Canvas", "person": canvas.group("person"),
-                    "lms_id": canvas.group("lms"), "late": bool(canvas.group("late")),
-                    "notebook": notebook, "rank": rank}  # fmt: skip
-    stem = _stem(name)
-    for notebook in sorted(notebooks, key=len, reverse=True):
-        at = _key(stem).find(_key(notebook))
-        if at > 0 or (at == 0 and len(parts) > 1):
-            head, tail = _split(stem, notebook)
-            person = head.rstrip(" _-") or (parts[-2] if len(parts) > 1 else "")
-            matched, rank = match_notebook(tail, notebooks)
-            if person and matched is not None:
-                return {**found, "format": "plain", "person": person, "notebook": matched,
-                        "rank": rank}  # fmt: skip
-    return found
-
-
-@dataclass
-class Entry:
-    """One file of a download and where it goes."""
-
-    origin: str  # "<download>:<path inside>"
-    data: bytes | None
-    when: _dt.datetime | None
-    format: str = ""
-    person: str = ""
-    lms_id: str = ""
-    late: bool = False
-    notebook: str | None = None
-    rank: int = 0
-    order: int = 0
-    student: str = ""
-    problem: str = ""
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.data or b"").hexdigest()
-
-    @property
-    def inner(self) -> str:
-        return self.origin.split(":", 1)[1] if ":" in self.origin else self.origin
-
-
-# --- reading a download --------------------------------------------------------------------
-
-
-def _local_time(date_time) -> _dt.datetime | None:
-    try:
-        return _dt.datetime(*date_time).astimezone()
-    except (ValueError, OverflowError):
-        return None
-
-
-def _skipped(path: str) -> bool:
-    parts = [p for p in re.split(r"[\\/]+", path) if p]
-    return not parts or parts[0] == "__MACOSX" or any(p.startswith(".") for p in parts)
-
-
-def read_download(path: Path) -> tuple[list[Entry], list[Entry]]:
-    """``(notebooks, other files)`` of one zip file or folder (file contents in memory)."""
-    notebooks, others = [], []
-
-    def add(inner: str, read, when, size: int):
-        if _skipped(inner):
-            return
-        entry = Entry(f"{path.name}:{inner}", None, when)
-        if not inner.lower().endswith(".ipynb"):
-            entry.problem = "not a notebook"
-            others.append(entry)
-        elif size > MAX_BYTES:
-            entry.problem = f"{size / 1e6:.0f} MB, over the {MAX_BYTES // 10**6} MB limit"
-            others.append(entry)
-        else:
-            entry.data = read()
-            notebooks.append(entry)
-
-    if path.is_dir():
-        for item in sorted(path.rglob("*")):
-            if item.is_file():
-                stat = item.stat()
-                when = _dt.datetime.fromtimestamp(stat.st_mtime).astimezone()
-                add(item.relative_to(path).as_posix(), item.read_bytes, when, stat.st_size)
-        return notebooks, others
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                if not info.is_dir():
-                    add(info.filename, lambda info=info: archive.read(info),
-                        _local_time(info.date_time), info.file_size)  # fmt: skip
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        others.append(Entry(path.name, None, None, problem=f"not a readable zip file ({error})"))
-    return notebooks, others
+# Entry, Limits, the bounds and the two name readers live in .downloads and .lmsnames; they
+# stay importable from here, where the collector's users found them first.
+__all__ = [
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "MAX_STUDENTS",
+    "MAX_TOTAL_BYTES",
+    "Collection",
+    "Entry",
+    "Limits",
+    "collect",
+    "main",
+    "match_notebook",
+    "parse_name",
+    "report",
+]
 
 
 # --- placing -------------------------------------------------------------------------------
@@ -245,6 +104,7 @@ class Collection:
     left_out: list = field(default_factory=list)  # notebooks that could not be placed
     ignored: list = field(default_factory=list)  # files that are not notebooks
     renamed: list = field(default_factory=list)  # lines about ids made unique
+    bounds: list = field(default_factory=list)  # lines about what a bound left out
     formats: dict = field(default_factory=dict)
     notebooks: list = field(default_factory=list)
 
@@ -293,8 +153,56 @@ def _notebooks(root: Path, assignment: str) -> list[str]:
     raise ValueError(f"no assignment {assignment!r} in solutions/{hint}; check the name")
 
 
-def collect(root, assignment: str = "decomp", downloads=None, *, dry_run=False) -> Collection:
+def _problem(entry: Entry) -> str:
+    """Why ``entry`` cannot be placed, or ""."""
+    if entry.claim:
+        try:
+            owner = normalise_id(entry.person)
+        except IdError:
+            owner = repr(entry.person)
+        return (
+            f"not filed: {entry.claim!r}, inside the submission of {owner}, names another "
+            f"student; look at it, and file it by hand if it is {owner}'s own work"
+        )
+    if entry.notebook is None:
+        return (
+            "no notebook of the assignment in its name; rename it <id>_<notebook>.ipynb "
+            "and collect again, or file it by hand"
+        )
+    if not entry.person:
+        return "no student in its name; rename it <id>_<notebook>.ipynb"
+    return ""
+
+
+def _within_students(entries: list[Entry], limits: Limits, result: Collection) -> list[Entry]:
+    """``entries`` without the notebooks of the students past the bound of their download (in
+    the order the download names them); one line in ``result.bounds`` per such download."""
+    named: dict[str, dict[str, list]] = {}
+    for entry in entries:
+        if not entry.problem:
+            named.setdefault(entry.download, {}).setdefault(entry.student, []).append(entry)
+    dropped = set()
+    for download, students in named.items():
+        over = list(students)[limits.students :]
+        if over:
+            count = sum(len(students[s]) for s in over)
+            result.bounds.append(
+                f"{download}: names {len(students)} students, over the bound of "
+                f"{limits.students} students per download; the {count} notebooks of the last "
+                f"{len(over)} students were not placed ({few(over)}): if the class is that big, "
+                f"collect again with --max-students {len(students)}"
+            )
+            dropped.update(id(e) for s in over for e in students[s])
+    return [e for e in entries if id(e) not in dropped]
+
+
+def collect(
+    root, assignment: str = "decomp", downloads=None, *, dry_run=False, limits=None
+) -> Collection:
     """File the download(s) into ``submitted/``; see the module docstring.
+
+    ``limits`` (a :class:`Limits`, default the module's bounds) bounds what one download may
+    hold; what a bound leaves out is listed in ``Collection.bounds``.
 
     Raises
     ------
@@ -302,6 +210,7 @@ def collect(root, assignment: str = "decomp", downloads=None, *, dry_run=False) 
         For an unknown assignment, a missing download, or nothing to collect.
     """
     root = Path(root).resolve()
+    limits = limits or Limits()
     notebooks = _notebooks(root, assignment)
     base = root / "downloaded" / assignment
     if downloads is None:
@@ -317,24 +226,20 @@ def collect(root, assignment: str = "decomp", downloads=None, *, dry_run=False) 
     result = Collection(assignment, [str(p) for p in downloads], notebooks=notebooks)
     entries = []
     for path in downloads:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             raise ValueError(f"no file or folder {path}; check the path")
-        found, others = read_download(path)
-        entries += found
-        for other in others:
-            (result.ignored if other.problem == "not a notebook" else result.left_out).append(other)
-    for order, entry in enumerate(entries):
-        entry.order = order
-        for key, value in parse_name(entry.inner, notebooks, assignment).items():
-            setattr(entry, key, value)
-        if entry.notebook is None:
-            entry.problem = (
-                "no notebook of the assignment in its name; rename it <id>_<notebook>.ipynb "
-                "and collect again, or file it by hand"
-            )
-        elif not entry.person:
-            entry.problem = "no student in its name; rename it <id>_<notebook>.ipynb"
+        read = read_download(path, limits)
+        result.bounds += read.bounds
+        for other in read.others:
+            (result.ignored if other.problem == NOT_A_NOTEBOOK else result.left_out).append(other)
+        inside = read_paths([e.inner for e in read.notebooks], notebooks, assignment)
+        for entry, inner in zip(read.notebooks, inside, strict=True):
+            for key, value in parse_name(inner, notebooks, assignment).items():
+                setattr(entry, key, value)
+            entry.order, entry.problem = len(entries), _problem(entry)
+            entries.append(entry)
     _assign_ids([e for e in entries if not e.problem], result)
+    entries = _within_students(entries, limits, result)
     result.left_out += [e for e in entries if e.problem]
     chosen: dict[tuple, Entry] = {}
     for entry in (e for e in entries if not e.problem):
@@ -436,18 +341,42 @@ def report(result: Collection) -> str:
     if late:
         lines.append(f"  marked late by the LMS: {', '.join(late)}")
     if result.ignored:
-        names = ", ".join(e.inner.rsplit("/", 1)[-1] for e in result.ignored[:5])
-        more = f" and {len(result.ignored) - 5} more" if len(result.ignored) > 5 else ""
-        lines.append(
-            f"  ignored {len(result.ignored)} files that are not notebooks ({names}{more})"
-        )
+        names = few(e.inner.rsplit("/", 1)[-1] for e in result.ignored)
+        lines.append(f"  ignored {len(result.ignored)} files that are not notebooks ({names})")
+    if result.bounds:
+        lines.append("  bounds reached - part of the download was NOT read or placed:")
+        lines += [f"    {line}" for line in result.bounds]
     if result.left_out:
         lines.append(
             f"  NOT placed ({len(result.left_out)}) - not in submitted/, not graded (the "
             f"notebooks of {result.assignment}: {', '.join(result.notebooks)}):"
         )
         lines += [f"    {e.origin}: {e.problem}" for e in result.left_out]
-    return "\n".join(lines) + "\n"
+    return "".join(f"{_printable(line)}\n" for line in lines)
+
+
+def _printable(line: str) -> str:
+    """``line`` with what a terminal or an editor acts on (line breaks, escape codes, marks
+    that turn text around) written as escapes: the names in it are the students'."""
+    return "".join(
+        repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") else c
+        for c in line
+    )
+
+
+def _positive(kind):
+    """An argparse type: a positive number of ``kind`` (int or float)."""
+
+    def read(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return value
+
+    return read
 
 
 def main(argv=None) -> int:
@@ -466,9 +395,34 @@ def main(argv=None) -> int:
         help="a zip file or folder (default: everything in downloaded/<assignment>/archive/)",
     )
     parser.add_argument("--dry-run", action="store_true", help="report only, write nothing")
+    parser.add_argument(
+        "--max-entries",
+        type=_positive(int),
+        default=MAX_ENTRIES,
+        help="entries (files, folders) read from one download (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-students",
+        type=_positive(int),
+        default=MAX_STUDENTS,
+        help="students one download may file notebooks for (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-total-mb",
+        type=_positive(float),
+        default=MAX_TOTAL_BYTES / 1e6,
+        help="MB of notebooks read from one download together (default %(default)g)",
+    )
     args = parser.parse_args(argv)
     try:
-        result = collect(args.root, args.assignment, args.downloads, dry_run=args.dry_run)
+        limits = Limits(
+            entries=args.max_entries,
+            students=args.max_students,
+            total_bytes=int(args.max_total_mb * 1e6),
+        )
+        result = collect(
+            args.root, args.assignment, args.downloads, dry_run=args.dry_run, limits=limits
+        )
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -478,4 +432,4 @@ def main(argv=None) -> int:
             f"  report kept in downloaded/{args.assignment}/collect-report.txt; next: "
             f"python3 kit.py grade {args.assignment}"
         )
-    return 1 if result.left_out else 0
+    return 1 if result.left_out or result.bounds else 0
