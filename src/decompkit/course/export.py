@@ -42,6 +42,10 @@ the teacher maps one identifying column to a user field ("Map from" a column "to
 new one). The kit writes ``Username`` (the kit's id, or the roster's), ``ID number`` and
 ``Email address`` when known, ``First name``, ``Last name``, then the notebooks and the total;
 map ``Username`` to ``username`` (or the column your roster fills to its field).
+
+A text cell that a spreadsheet would run as a formula (an id or a name beginning with ``=``,
+``+``, ``-``, ``@``, a tab or a line break) is written with a ``'`` in front
+(:mod:`decompkit.course.csvsafe`); scores are numbers and are written as they are.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .csvsafe import cell
 from .records import load
 
 __all__ = [
@@ -68,15 +73,23 @@ __all__ = [
 ]
 
 FORMATS = ("canvas", "moodle", "csv")
+#: Roster column (lower case, letters only) -> the field it fills.
 _ROSTER_FIELDS = {
-    "firstname": "first_name", "first": "first_name", "givenname": "first_name",
-    "lastname": "last_name", "last": "last_name", "surname": "last_name", "familyname": "last_name",
-    "student": "student_name", "name": "student_name",
-    "email": "email", "emailaddress": "email", "section": "section",
-    "id": "canvas_id", "canvasid": "canvas_id", "lmsuserid": "canvas_id",
-    "sisuserid": "sis_user_id", "sisloginid": "sis_login_id",
-    "idnumber": "id_number", "username": "username",
-}  # fmt: skip
+    alias: name
+    for name, aliases in {
+        "first_name": "firstname first givenname",
+        "last_name": "lastname last surname familyname",
+        "student_name": "student name",
+        "email": "email emailaddress",
+        "section": "section",
+        "canvas_id": "id canvasid lmsuserid",
+        "sis_user_id": "sisuserid",
+        "sis_login_id": "sisloginid",
+        "id_number": "idnumber",
+        "username": "username",
+    }.items()
+    for alias in aliases.split()
+}
 
 
 @dataclass
@@ -180,10 +193,14 @@ def _from_gradebook(database: Path, assignment: str):
             row = Row(student.id, submitted_at=_iso(submission.timestamp))
             row.people = {
                 k: v
-                for k, v in (("first_name", student.first_name), ("last_name", student.last_name),
-                             ("email", student.email), ("canvas_id", student.lms_user_id))
+                for k, v in (
+                    ("first_name", student.first_name),
+                    ("last_name", student.last_name),
+                    ("email", student.email),
+                    ("canvas_id", student.lms_user_id),
+                )
                 if v
-            }  # fmt: skip
+            }
             for notebook in submission.notebooks:
                 penalty = float(notebook.late_submission_penalty or 0.0)
                 row.scores[notebook.name] = max(0.0, float(notebook.score or 0.0) - penalty)
@@ -259,31 +276,53 @@ def _layout(fmt, assignment, notebooks, maxima, rows, columns):
         for row in rows:
             p = row.people
             name = ", ".join(x for x in (p.get("last_name"), p.get("first_name")) if x)
-            body.append([name or row.student, p.get("canvas_id", ""), p.get("sis_user_id", ""),
-                         p.get("sis_login_id", row.student if "sis_user_id" not in p else ""),
-                         p.get("section", ""), *values(row)])  # fmt: skip
+            body.append(
+                [
+                    name or row.student,
+                    p.get("canvas_id", ""),
+                    p.get("sis_user_id", ""),
+                    p.get("sis_login_id", row.student if "sis_user_id" not in p else ""),
+                    p.get("section", ""),
+                    *values(row),
+                ]
+            )
         return header, body
     if fmt == "moodle":
         header = ["Username", "ID number", "Email address", "First name", "Last name", *heads]
         body = [
-            [row.people.get("username", row.student), row.people.get("id_number", ""),
-             row.people.get("email", ""), row.people.get("first_name", ""),
-             row.people.get("last_name", ""), *values(row)]
+            [
+                row.people.get("username", row.student),
+                row.people.get("id_number", ""),
+                row.people.get("email", ""),
+                row.people.get("first_name", ""),
+                row.people.get("last_name", ""),
+                *values(row),
+            ]
             for row in rows
-        ]  # fmt: skip
+        ]
         return header, body
     header = ["student", "first_name", "last_name", "submitted_at", *heads, "max_total"]
     body = [
-        [row.student, row.people.get("first_name", ""), row.people.get("last_name", ""),
-         row.submitted_at, *values(row), _score(total_max)]
+        [
+            row.student,
+            row.people.get("first_name", ""),
+            row.people.get("last_name", ""),
+            row.submitted_at,
+            *values(row),
+            _score(total_max),
+        ]
         for row in rows
-    ]  # fmt: skip
+    ]
     return header, body
 
 
-def write(root, assignment: str = "decomp", fmt: str = "csv", *, roster=None, columns=None,
-          output=None) -> Path:  # fmt: skip
+def write(
+    root, assignment: str = "decomp", fmt: str = "csv", *, roster=None, columns=None, output=None
+) -> Path:
     """Write the grades of ``assignment`` in ``fmt`` (``canvas``, ``moodle`` or ``csv``).
+
+    Every text cell passes through :func:`decompkit.course.csvsafe.cell`: an id or a name a
+    spreadsheet would run as a formula (``=...``, ``@...``) is written with a ``'`` in front.
 
     Parameters
     ----------
@@ -326,8 +365,7 @@ def write(root, assignment: str = "decomp", fmt: str = "csv", *, roster=None, co
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
-        out.writerow(header)
-        out.writerows(body)
+        out.writerows([cell(value) for value in row] for row in [header, *body])
     return target
 
 
@@ -349,15 +387,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--to", dest="fmt", choices=FORMATS, default="csv")
     parser.add_argument("--roster", type=Path, help="CSV with names and LMS ids")
     parser.add_argument(
-        "--column", type=_column, action="append", default=[], metavar="NOTEBOOK=HEADER",
+        "--column",
+        type=_column,
+        action="append",
+        default=[],
+        metavar="NOTEBOOK=HEADER",
         help="header of a notebook's column",
-    )  # fmt: skip
+    )
     parser.add_argument("--output", type=Path, help="file to write")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="course folder")
     args = parser.parse_args(argv)
     try:
-        path = write(args.root, args.assignment, args.fmt, roster=args.roster,
-                     columns=dict(args.column), output=args.output)  # fmt: skip
+        path = write(
+            args.root,
+            args.assignment,
+            args.fmt,
+            roster=args.roster,
+            columns=dict(args.column),
+            output=args.output,
+        )
     except (ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

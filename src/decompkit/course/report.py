@@ -8,7 +8,8 @@ Read from the grading records (:func:`decompkit.course.records.load`); nothing i
   per notebook the distribution of scores; students whose wrong answers are a classmate's
   right values or the lecture's; integrity flags, time-outs and kernel deaths; and what
   changed since the previous report (old score -> new score per student and item);
-- ``items.csv`` (one row per item) and ``students.csv`` (one row per student and notebook);
+- ``items.csv`` (one row per item) and ``students.csv`` (one row per student and notebook),
+  a text a spreadsheet would run as a formula written with a ``'`` in front;
 - ``data.json``, the scores this report saw, and ``previous.json``, those of the last report
   that saw other scores: the next run diffs against it.
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..grading import close
+from .csvsafe import cell
 from .key import FILES, answer_key
 from .records import load
 
@@ -379,10 +381,10 @@ _CSS = (
 
 
 def _write_csv(path: Path, header: list[str], rows) -> None:
+    """Write ``header`` and ``rows``, every cell through :func:`.csvsafe.cell` (no formulas)."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerows([cell(value) for value in row] for row in [header, *rows])
 
 
 def write(root, assignment: str = "decomp") -> Path:
@@ -414,16 +416,22 @@ def write(root, assignment: str = "decomp") -> Path:
     (folder / "report.html").write_text(_html(report), encoding="utf-8")
     _write_csv(
         folder / "items.csv",
-        ["notebook", "item", "grade_id", "students", "right", "unanswered", "not_graded",
-         "mistakes"],
+        "notebook item grade_id students right unanswered not_graded mistakes".split(),
         [
-            [notebook, row["title"], grade_id, row["n"], _pct(row["right"], row["n"]),
-             _pct(row["unanswered"], row["n"]), _pct(row["not_graded"], row["n"]),
-             "; ".join(f"{m} x{c}" for m, c in row["mistakes"].most_common())]
+            [
+                notebook,
+                row["title"],
+                grade_id,
+                row["n"],
+                _pct(row["right"], row["n"]),
+                _pct(row["unanswered"], row["n"]),
+                _pct(row["not_graded"], row["n"]),
+                "; ".join(f"{m} x{c}" for m, c in row["mistakes"].most_common()),
+            ]
             for notebook, items in sorted(report.items.items())
             for grade_id, row in items.items()
         ],
-    )  # fmt: skip
+    )
     matches = defaultdict(list)
     for m in report.matches:
         matches[(m.student, m.notebook)].append(m.describe())
@@ -434,12 +442,18 @@ def write(root, assignment: str = "decomp") -> Path:
         folder / "students.csv",
         ["student", "notebook", "score", "max_score", "matches", "flags"],
         [
-            [student, notebook, f"{score:g}", f"{top:g}", "; ".join(matches[(student, notebook)]),
-             "; ".join(flags[(student, notebook)])]
+            [
+                student,
+                notebook,
+                f"{score:g}",
+                f"{top:g}",
+                "; ".join(matches[(student, notebook)]),
+                "; ".join(flags[(student, notebook)]),
+            ]
             for notebook, per_student in sorted(report.scores.items())
             for student, (score, top) in sorted(per_student.items())
         ],
-    )  # fmt: skip
+    )
     return folder
 
 

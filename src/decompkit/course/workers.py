@@ -24,6 +24,7 @@ import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from . import csvsafe
 from .clean_check import judge, run_cells
 from .codec import encode
 from .integrity import Flag, format_report, scan_notebook
@@ -454,7 +455,8 @@ def integrity_files(root: Path, assignment: str, graded: dict, flags: dict) -> N
     rows = []
     if csv_path.is_file():
         with open(csv_path, newline="", encoding="utf-8") as handle:
-            rows = [r for r in csv.DictReader(handle) if r.get("student") not in graded]
+            rows = [{k: csvsafe.uncell(v) for k, v in r.items()} for r in csv.DictReader(handle)]
+        rows = [r for r in rows if r.get("student") not in graded]
     for student in sorted(graded):
         found = [f for notebook in sorted(flags.get(student, {})) for f in flags[student][notebook]]
         rows += [{"student": student, **dataclasses.asdict(f)} for f in found]
@@ -490,9 +492,12 @@ def _flag(row: dict) -> Flag:
 
 
 def _csv_writer(columns, rows):
+    """Write ``rows``, every cell through :func:`.csvsafe.cell`: a student's id or code that
+    begins like a formula (``=``, ``@``, ...) must not run in the spreadsheet that opens it."""
+
     def write(out):
         writer = csv.DictWriter(out, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: csvsafe.cell(value) for key, value in row.items()} for row in rows)
 
     return write
