@@ -18,6 +18,12 @@ c.Execute.timeout = 30
 # own autograde the notebook's): many cells that each stay under the cell limit still stop.
 c.GradingLimits.notebook_time_limit = 180
 c.GradingLimits.student_time_limit = 600
+# Each kernel `kit.py grade` starts runs inside walls of its own (Linux namespaces: it sees no
+# other kernel, no course folder, no network, the kit read-only) and within these bounds; a
+# notebook that reaches one is flagged in its grading record.
+c.GradingLimits.kernel_memory_mb = 2048  # address space of each of its processes
+c.GradingLimits.kernel_processes = 64  # processes and threads
+c.GradingLimits.kernel_scratch_mb = 256  # files it writes (home, /tmp), held in memory
 # Every cell has run by the time a kernel is shut down: no need to wait for a clean exit.
 c.Execute.shutdown_kernel = "immediate"
 

@@ -1,4 +1,5 @@
-"""Throughput of ``decompkit.course.grade``: one worker against two (and all cores), one run.
+"""Throughput of ``decompkit.course.grade``: one worker against two (and all cores), one run,
+with every kernel inside its walls as ``kit.py grade`` runs them, and what the walls cost.
 
 Run from the repository root, with the environment that has nbgrader:
 
@@ -16,7 +17,9 @@ the sources and the submissions (a notebook that has it imports matplotlib in ev
 those), which is where the notebooks are going: no figure on the graded path.
 The same course is then graded from scratch several times, each in a fresh copy: once with
 ``workers=1`` (the reference), once with ``workers=2`` and, when the machine has more cores,
-once with ``workers=os.cpu_count()``.
+once with ``workers=os.cpu_count()``, all inside walls (:mod:`decompkit.course.sandbox`);
+then once more with ``workers=1`` and no walls (``--no-sandbox``), which is what the walls
+cost. ``--no-walls-run`` leaves that last run out.
 
 For each run the script prints the wall time, the time per student (total / students) and its
 ratio to the sequential run, with the fixed set-up of one call (the gradebook's copy of the
@@ -186,20 +189,22 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run(pristine: Path, scratch: Path, workers: int) -> dict:
+def run(pristine: Path, scratch: Path, workers: int, sandbox: bool = True) -> dict:
     """Grade a fresh copy of the course; wall time, set-up time and per-student times."""
-    course = scratch / f"workers-{workers}"
+    course = scratch / f"workers-{workers}-{'walls' if sandbox else 'no-walls'}"
     shutil.copytree(pristine, course)
     cpu = _cpu_seconds()
     with (
         _Timed(course_workers.Plan, "prepare") as plan,
-        _Timed(course_grade, "_ensure_assignment") as book,
+        _Timed(course_grade, "ensure_assignment") as book,
         _Timed(course_workers._Worker, "__init__") as warm,
         _Timed(course_workers._Worker, "grade") as students,
     ):
         start = time.perf_counter()
         # kit_guard="report": the bench runs from a checkout; an edit made meanwhile stays
-        outcome = course_grade.grade_class(course, ASSIGNMENT, workers=workers, kit_guard="report")
+        outcome = course_grade.grade_class(
+            course, ASSIGNMENT, workers=workers, kit_guard="report", sandbox=sandbox
+        )
         total = time.perf_counter() - start
     # With workers > 1 the students and the warm processes are in other processes: only the
     # sequential run times them one by one.
@@ -212,6 +217,7 @@ def run(pristine: Path, scratch: Path, workers: int) -> dict:
             notebooks.setdefault(o.notebook, []).append(o.seconds)
     return {
         "workers": workers,
+        "walls": sandbox,
         "total": total,
         "cpu": _cpu_seconds() - cpu,
         "load": os.getloadavg()[0],
@@ -225,7 +231,7 @@ def run(pristine: Path, scratch: Path, workers: int) -> dict:
 
 def check(outcome: dict, reference: dict | None, expected: set, kinds: dict, full: dict) -> None:
     """Stop the script unless every grade is there and equals the reference run's."""
-    label = f"workers={outcome['workers']}"
+    label = f"workers={outcome['workers']}{'' if outcome['walls'] else ', no walls'}"
     grades = outcome["grades"]
     failed = outcome["run"].failed
     if failed:
@@ -256,22 +262,31 @@ def check(outcome: dict, reference: dict | None, expected: set, kinds: dict, ful
 
 
 async def _kernel_starts(folder: Path, count: int) -> dict[str, float]:
-    """Median seconds to a ready kernel: forked from a warm process vs jupyter_client's."""
+    """Median seconds to a ready kernel: forked from a warm process inside walls, the same
+    without walls, and jupyter_client's ordinary start."""
     from decompkit.course.kernels import KernelFactory
+    from decompkit.course.sandbox import Walls
+    from decompkit.course.workers import _python_folders, _walled_environment
 
     found = {}
-    for fork in (True, False):
-        factory = KernelFactory(folder, dict(os.environ), ["import numpy"], fork=fork)
+    kinds = {
+        "walls": (True, Walls(_python_folders())),
+        "fork": (True, None),
+        "jupyter_client": (False, None),
+    }
+    for kind, (fork, walls) in kinds.items():
+        env = _walled_environment(dict(os.environ)) if walls else dict(os.environ)
+        factory = KernelFactory(folder, env, ["import numpy"], fork=fork, walls=walls)
         if fork:
             factory._start_server()
         seconds = []
         for _ in range(count):
             start = time.perf_counter()
-            kernel = await factory.start(folder, {})
+            kernel = await factory.start({}, {})
             seconds.append(time.perf_counter() - start)
             await kernel.kill()
         factory.close()
-        found["fork" if fork else "jupyter_client"] = statistics.median(seconds)
+        found[kind] = statistics.median(seconds)
     return found
 
 
@@ -287,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="remove `%%matplotlib inline` from the notebooks first")  # fmt: skip
     parser.add_argument("--skip-figures", action="store_true",
                         help="with --strip-magic: tag cells that only draw `explore`")  # fmt: skip
+    parser.add_argument("--no-walls-run", action="store_true",
+                        help="leave out the sequential run without walls")  # fmt: skip
     args = parser.parse_args(argv)
     students = args.students if args.students is not None else (3 if args.quick else 20)
     if students < 1:
@@ -313,9 +330,10 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch)
         starts = asyncio.run(_kernel_starts(Path(tempfile.mkdtemp(dir=scratch)), 5))
         print(
-            f"kernel start to ready (median of 5): forked from the warm process "
-            f"{starts['fork']:.2f} s, jupyter_client's ordinary start "
-            f"{starts['jupyter_client']:.2f} s ({starts['jupyter_client'] / starts['fork']:.1f}x)"
+            f"kernel start to ready (median of 5): forked from the warm process inside walls "
+            f"{starts['walls']:.3f} s, without walls {starts['fork']:.3f} s, jupyter_client's "
+            f"ordinary start {starts['jupyter_client']:.2f} s "
+            f"({starts['jupyter_client'] / starts['walls']:.1f}x the walled fork)"
         )
         pristine = scratch / "pristine"
         pristine.mkdir()
@@ -339,15 +357,20 @@ def main(argv: list[str] | None = None) -> int:
                 outcome = run(pristine, scratch, workers)
                 check(outcome, sequential, expected, kinds, full)
                 outcomes.append(outcome)
+        bare = None
+        if not args.no_walls_run:
+            bare = run(pristine, scratch, 1, sandbox=False)
+            check(bare, sequential, expected, kinds, full)
 
     print(
-        f"{'workers':>7} {'total s':>9} {'set-up s':>9} {'s/student':>10} {'speed-up':>9} "
-        f"{'cpu s/student':>14} {'load after':>11}"
+        f"{'workers':>7} {'walls':>6} {'total s':>9} {'set-up s':>9} {'s/student':>10} "
+        f"{'speed-up':>9} {'cpu s/student':>14} {'load after':>11}"
     )
-    for outcome in outcomes:
+    for outcome in [*outcomes, *([bare] if bare else [])]:
         setup = f"{outcome['setup']:9.2f}" if outcome["workers"] == 1 else f"{'-':>9}"
         print(
-            f"{outcome['workers']:>7} {outcome['total']:9.1f} {setup} "
+            f"{outcome['workers']:>7} {'yes' if outcome['walls'] else 'no':>6} "
+            f"{outcome['total']:9.1f} {setup} "
             f"{outcome['total'] / students:10.2f} "
             f"{sequential['total'] / outcome['total']:8.2f}x "
             f"{outcome['cpu'] / students:14.2f} {outcome['load']:11.2f}"
@@ -377,6 +400,13 @@ def main(argv: list[str] | None = None) -> int:
         f"students {sum(each.values()):.1f} s + the rest {rest:.2f} s"
     )
 
+    if bare is not None:
+        cost = (sequential["total"] - bare["total"]) / students
+        print(
+            f"what the walls cost, one worker: {sequential['total'] / students:.2f} s per "
+            f"student inside walls, {bare['total'] / students:.2f} s without "
+            f"({cost:+.2f} s per student, {sequential['total'] / bare['total'] - 1:+.1%})"
+        )
     per_student = sequential["total"] / students
     if len(outcomes) > 1:
         best = max(outcomes[1:], key=lambda o: sequential["total"] / o["total"])

@@ -259,7 +259,7 @@ def test_progress_and_table_are_what_an_instructor_reads(outputs):
 
 
 def test_with_workers_the_likely_longest_submissions_start_first(tmp_path):
-    from decompkit.course.grade import Submission
+    from decompkit.course.submissions import Submission
     from decompkit.course.workers import _cost
 
     def handed_in(student, sizes):

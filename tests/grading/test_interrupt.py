@@ -26,8 +26,7 @@ FULL = sum(points(CHAIN).values())
 
 def _old_grades(root) -> None:
     """Every student in the gradebook with 0 on every item, as a finished earlier run left it."""
-    from decompkit.course.grade import prepare_gradebook
-    from decompkit.course.gradebook import open_gradebook, write_student
+    from decompkit.course.gradebook import open_gradebook, prepare_gradebook, write_student
     from decompkit.course.runner import NotebookOutcome
 
     prepare_gradebook(root, "decomp", root / "gradebook.db")

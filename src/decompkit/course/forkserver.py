@@ -90,8 +90,14 @@ def _child(request: dict, report_to: int) -> None:
         walls = request.get("walls")
         if walls:
             bounds = Bounds(**walls["bounds"])
-            enter(Walls(tuple(walls["read_only"]), bounds), request["root"], request["files"],
-                  request["connection"].encode(), request["uid"], report)  # fmt: skip
+            enter(
+                Walls(tuple(walls["read_only"]), bounds),
+                request["root"],
+                request["files"],
+                request["connection"].encode(),
+                request["uid"],
+                report,
+            )
             connection_file = f"{SOCKETS}/kernel.json"
         else:
             os.chdir(request["cwd"])

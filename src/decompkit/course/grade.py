@@ -28,22 +28,22 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.ids import IdError, normalise_id
 from . import recorder as records
-from .gradebook import assignment_shape, create_gradebook, open_gradebook, write_student
-from .runner import FAILED, Limits, load_source
-from .workers import GradingError, NotGraded, Plan, grade_all, integrity_files, progress_line
+from .gradebook import ensure_assignment, open_gradebook, write_student
+from .notebooks import load_source
+from .runner import FAILED, Limits
+from .settings import GradingError, settings
+from .submissions import find_submissions, read_collected
+from .workers import NotGraded, Plan, grade_all, integrity_files, progress_line
 
-__all__ = ["GradingError", "NotebookGrade", "autograde", "grade_class", "prepare_gradebook",
-           "find_submissions", "main"]  # fmt: skip
+__all__ = ["NotebookGrade", "Run", "autograde", "grade_class", "main"]
 
 
 @dataclass
@@ -65,231 +65,6 @@ class NotebookGrade:
     @property
     def score(self) -> float:
         return float(sum(self.grades.values()))
-
-
-# --- configuration --------------------------------------------------------------------------
-
-
-def _config(root: Path, overrides: dict | None = None):
-    from traitlets.config import Config, PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    for section, values in (overrides or {}).items():
-        config.merge(Config({section: values}))
-    return config
-
-
-def _setting(config, section: str, name: str, default):
-    value = config.get(section, {}).get(name, default) if section in config else default
-    return default if value is None else value
-
-
-def settings(root: Path) -> dict:
-    """The course's folders and grading bounds, from its ``nbgrader_config.py``."""
-    if not (root / "nbgrader_config.py").is_file():
-        raise GradingError(
-            f"{root} is not a course folder (no nbgrader_config.py); run the command in the "
-            "course folder or pass --root"
-        )
-    try:
-        config = _config(root)
-    except Exception as error:  # noqa: BLE001 - traitlets raises what the file raises
-        raise GradingError(
-            f"{root / 'nbgrader_config.py'} cannot be read ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else ''}); fix it, or copy it from the kit"
-        ) from None
-    return {
-        "config": config,
-        "course_id": str(_setting(config, "CourseDirectory", "course_id", "default_course")),
-        "source": str(_setting(config, "CourseDirectory", "source_directory", "source")),
-        "submitted": str(_setting(config, "CourseDirectory", "submitted_directory", "submitted")),
-        "autograded": str(
-            _setting(config, "CourseDirectory", "autograded_directory", "autograded")
-        ),
-        "limits": Limits(
-            cell=float(_setting(config, "Execute", "timeout", 30) or 30),
-            notebook=float(_setting(config, "GradingLimits", "notebook_time_limit", 180)),
-            student=float(_setting(config, "GradingLimits", "student_time_limit", 600)),
-            output_bytes=int(_setting(config, "CapOutputBytes", "max_bytes", 100_000)),
-        ),
-        "bounds": _bounds(config),
-    }
-
-
-def _bounds(config):
-    """The walls' bounds of every kernel (``c.GradingLimits.kernel_*`` in megabytes)."""
-    from .sandbox import Bounds
-
-    values = {
-        "memory": ("kernel_memory_mb", 2048, 2**20),
-        "processes": ("kernel_processes", 64, 1),
-        "scratch": ("kernel_scratch_mb", 256, 2**20),
-    }
-    found = {}
-    for name, (setting, default, unit) in values.items():
-        value = _setting(config, "GradingLimits", setting, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
-            raise GradingError(
-                f"c.GradingLimits.{setting} in nbgrader_config.py must be a number >= 1, "
-                f"got {value!r}"
-            )
-        found[name] = int(value * unit)
-    return Bounds(**found)
-
-
-# --- the gradebook's copy of the assignment ---------------------------------------------------
-
-
-def _course(scratch: Path, root: Path, assignment: str, source_dir: str):
-    from nbgrader.coursedir import CourseDirectory
-
-    shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
-    shutil.copytree(root / source_dir / assignment, scratch / source_dir / assignment)
-    return CourseDirectory
-
-
-def _tools_on_path() -> None:
-    """nbgrader calls its `alembic` tool by name: make this environment's tools findable."""
-    bindir = str(Path(sys.executable).parent)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
-
-
-def prepare_gradebook(
-    root: Path, assignment: str, database: Path, config=None, *, release_to: Path | None = None
-) -> list[Path]:
-    """Run nbgrader's generate_assignment on a scratch copy of ``solutions/<assignment>``.
-
-    It writes into ``database`` the assignment's notebooks and graded cells; with
-    ``release_to``, the released notebooks are copied there too. Returns the copied files.
-    The scratch copy holds only ``nbgrader_config.py`` and the sources, so the course's own
-    gradebook and released folder are never touched.
-    """
-    from nbgrader.converters import GenerateAssignment
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.utils import capture_log
-    from sqlalchemy.exc import SAWarning
-
-    root = Path(root)
-    config = config or _config(root)
-    source_dir = str(_setting(config, "CourseDirectory", "source_directory", "source"))
-    if not Path(database).exists():
-        create_gradebook(Path(database))
-    with tempfile.TemporaryDirectory(prefix="decompkit-gen-") as scratch:
-        _course(Path(scratch), root, assignment, source_dir)
-        coursedir = CourseDirectory(config=config)
-        coursedir.root = scratch
-        coursedir.db_url = f"sqlite:///{database}"
-        coursedir.assignment_id = assignment
-        app = GenerateAssignment(coursedir=coursedir, config=config)
-        app.force = True
-        _tools_on_path()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", category=SAWarning)
-            result = capture_log(app)
-        made = Path(scratch) / coursedir.release_directory / assignment
-        if not result["success"] or not made.is_dir():
-            log = f"{result.get('log', '')}\n{result.get('error', '')}"
-            raise RuntimeError(f"nbgrader generate_assignment failed:\n{log[-3000:]}")
-        written = []
-        if release_to is not None:
-            for path in sorted(made.rglob("*")):
-                if path.is_file():
-                    target = Path(release_to) / path.relative_to(made)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, target)
-                    written.append(target)
-        return written
-
-
-def _ensure_assignment(root: Path, assignment: str, database: Path, course_id: str, sources):
-    """The gradebook knows the assignment as the sources have it (generate it if not)."""
-    wanted = {name: dict(source.points) for name, source in sources.items()}
-    if database.exists():
-        with open_gradebook(database, course_id) as gb:
-            if assignment_shape(gb, assignment) == wanted:
-                return
-    prepare_gradebook(root, assignment, database)
-
-
-# --- what was collected ---------------------------------------------------------------------
-
-
-@dataclass
-class Submission:
-    """One student's files: ``files`` maps each notebook name to the file graded."""
-
-    student: str
-    folders: list[Path]
-    files: dict[str, Path] = field(default_factory=dict)
-    timestamp: object = None
-    source_names: list[str] = field(default_factory=list)
-
-
-def _stamp(folder: Path):
-    from nbgrader.utils import parse_utc
-
-    stamp = folder / "timestamp.txt"
-    try:
-        return parse_utc(stamp.read_text().strip()) if stamp.is_file() else None
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def find_submissions(root: Path, submitted: str, assignment: str, notebooks) -> tuple:
-    """``({student: Submission}, [what was left out, with why])`` under ``submitted/``.
-
-    Folders are grouped by their normalised id (``S2001`` and ``s2001`` are one student;
-    where both hold the same notebook, the newer file is graded). A file that is not one of
-    the assignment's notebooks is reported, never graded.
-    """
-    found: dict[str, Submission] = {}
-    left_out = []
-    base = root / submitted
-    for folder in sorted(base.glob(f"*/{assignment}")) if base.is_dir() else []:
-        raw = folder.parent.name
-        if raw.startswith("."):
-            continue
-        try:
-            student = normalise_id(raw)
-        except IdError as error:
-            left_out.append(f"{submitted}/{raw}/: {error}; rename the folder")
-            continue
-        entry = found.setdefault(student, Submission(student, []))
-        entry.folders.append(folder)
-        stamp = _stamp(folder)
-        if stamp is not None and (entry.timestamp is None or stamp > entry.timestamp):
-            entry.timestamp = stamp
-        for path in sorted(folder.glob("*.ipynb")):
-            name = path.stem
-            where = f"{submitted}/{raw}/{assignment}/{path.name}"
-            if name not in notebooks:
-                left_out.append(
-                    f"{where}: not a notebook of {assignment} (its notebooks: "
-                    f"{', '.join(notebooks)}); rename the file to the notebook it is, or remove it"
-                )
-                continue
-            old = entry.files.get(name)
-            if old is not None:
-                newer, older = sorted([old, path], key=lambda p: p.stat().st_mtime)[::-1]
-                left_out.append(
-                    f"{where}: {student} handed in {name} twice "
-                    f"({old.parent.parent.name}/ and {raw}/); graded the newer, {newer}"
-                )
-                path = newer
-            entry.files[name] = path
-    return found, left_out
-
-
-def _collected(root: Path, assignment: str) -> dict:
-    """What ``collect`` wrote about each student's files (LMS names and times), if anything."""
-    import json
-
-    path = root / "downloaded" / assignment / "collected.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("students", {})
-    except (OSError, ValueError, AttributeError):
-        return {}
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -348,8 +123,11 @@ def grade_class(
         raise GradingError(f"--workers must be a whole number >= 1, got {workers!r}")
     conf = settings(root)
     limits = conf["limits"]
-    for name, value in (("timeout", timeout), ("notebook-limit", notebook_limit),
-                        ("student-limit", student_limit)):  # fmt: skip
+    for name, value in (
+        ("timeout", timeout),
+        ("notebook-limit", notebook_limit),
+        ("student-limit", student_limit),
+    ):
         if value is not None and not value > 0:
             raise GradingError(f"--{name} must be a number of seconds > 0, got {value!r}")
     limits = Limits(
@@ -422,7 +200,7 @@ def grade_class(
         )
     database = root / "gradebook.db"
     try:
-        _ensure_assignment(root, assignment, database, conf["course_id"], sources)
+        ensure_assignment(root, assignment, database, conf["course_id"], sources)
     except RuntimeError as error:
         errors = [
             line.strip()
@@ -434,10 +212,17 @@ def grade_class(
             f"nbgrader cannot read the notebooks of {assignment!r} ({last[0].strip()[:200]}); "
             f"run `nbgrader generate_assignment {assignment} --force` to see every error"
         ) from None
-    plan = Plan.prepare(root, assignment, sources, limits, fork_kernels=fork_kernels,
-                        kit_guard=kit_guard, sandbox=conf["bounds"] if sandbox else None)
+    plan = Plan.prepare(
+        root,
+        assignment,
+        sources,
+        limits,
+        fork_kernels=fork_kernels,
+        kit_guard=kit_guard,
+        sandbox=conf["bounds"] if sandbox else None,
+    )
     run.walls = plan.walls
-    collected = _collected(root, assignment)
+    collected = read_collected(root, assignment)
     folder = records.record_path(root, assignment, "x").parent
     records.clean_temporaries(folder)
     with open_gradebook(database, conf["course_id"]) as gb:
@@ -499,8 +284,15 @@ def _write_student(root, conf, gb, run, submission, outcomes, flags, collected) 
     source_names = [lms.get("notebooks", {}).get(Path(n).stem, {}).get("source", n) for n in names]
     stamp = submission.timestamp
     submitted_at = stamp.isoformat() if stamp is not None else lms.get("submitted_at")
-    record = records.build(assignment, student, outcomes, flags, submitted_at=submitted_at,
-                           source_names=source_names, walls=run.walls)
+    record = records.build(
+        assignment,
+        student,
+        outcomes,
+        flags,
+        submitted_at=submitted_at,
+        source_names=source_names,
+        walls=run.walls,
+    )
     path = records.record_path(root, assignment, student)
     temporary = records.write_record(path, record)
     target = root / conf["autograded"] / student / assignment
@@ -545,9 +337,17 @@ def autograde(
 
     Returns one :class:`NotebookGrade` per student and notebook of the assignment.
     """
-    run = grade_class(root, assignment, students=students, workers=workers, timeout=timeout,
-                      notebook_limit=notebook_limit, student_limit=student_limit,
-                      kit_guard=kit_guard, sandbox=sandbox)
+    run = grade_class(
+        root,
+        assignment,
+        students=students,
+        workers=workers,
+        timeout=timeout,
+        notebook_limit=notebook_limit,
+        student_limit=student_limit,
+        kit_guard=kit_guard,
+        sandbox=sandbox,
+    )
     if run.interrupted:
         raise KeyboardInterrupt
     return [
@@ -571,13 +371,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignment", nargs="?", default="decomp")
     parser.add_argument("--root", default=".", help="course folder (default: here)")
     parser.add_argument("--student", action="append", help="grade only this student (repeat)")
-    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
-                        help="students graded at once (default: the cores, at most 4)")  # fmt: skip
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=min(os.cpu_count() or 1, 4),
+        help="students graded at once (default: the cores, at most 4)",
+    )
     parser.add_argument("--timeout", type=float, help="seconds per cell (default: Execute.timeout)")
-    parser.add_argument("--notebook-limit", type=float,
-                        help="seconds per notebook (default: GradingLimits, 180)")  # fmt: skip
-    parser.add_argument("--student-limit", type=float,
-                        help="seconds per student (default: GradingLimits, 600)")  # fmt: skip
+    parser.add_argument(
+        "--notebook-limit", type=float, help="seconds per notebook (default: GradingLimits, 180)"
+    )
+    parser.add_argument(
+        "--student-limit", type=float, help="seconds per student (default: GradingLimits, 600)"
+    )
     parser.add_argument(
         "--kit-guard",
         choices=["restore", "report"],
@@ -603,11 +409,17 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(args.root).resolve()
 
         run = grade_class(
-            root, args.assignment, students=args.student, workers=args.workers,
-            timeout=args.timeout, notebook_limit=args.notebook_limit,
-            student_limit=args.student_limit, kit_guard=args.kit_guard,
-            sandbox=not args.no_sandbox, progress=make_progress,
-        )  # fmt: skip
+            root,
+            args.assignment,
+            students=args.student,
+            workers=args.workers,
+            timeout=args.timeout,
+            notebook_limit=args.notebook_limit,
+            student_limit=args.student_limit,
+            kit_guard=args.kit_guard,
+            sandbox=not args.no_sandbox,
+            progress=make_progress,
+        )
     except GradingError as error:
         if progress is not None:
             progress.close()
@@ -618,14 +430,29 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     if progress is not None:
         progress.close()
-    print(summary(run.assignment, run.graded, run.notebooks, run.maxima, seconds=run.seconds,
-                  workers=run.workers, left_out=run.left_out, troubles=run.problems),
-          end="")  # fmt: skip
-    print(f"written: gradebook.db, records/{run.assignment}/, autograded/, integrity.csv, "
-          "integrity.txt")  # fmt: skip
+    print(
+        summary(
+            run.assignment,
+            run.graded,
+            run.notebooks,
+            run.maxima,
+            seconds=run.seconds,
+            workers=run.workers,
+            left_out=run.left_out,
+            troubles=run.problems,
+        ),
+        end="",
+    )
+    print(
+        f"written: gradebook.db, records/{run.assignment}/, autograded/, integrity.csv, "
+        "integrity.txt"
+    )
     if run.interrupted:
         done = len(run.graded)
-        print(f"interrupted: {done} students were graded and saved; the others keep the grades "
-              f"they had. Run the same command again to grade them.", file=sys.stderr)  # fmt: skip
+        print(
+            f"interrupted: {done} students were graded and saved; the others keep the grades "
+            f"they had. Run the same command again to grade them.",
+            file=sys.stderr,
+        )
         return 130
     return 1 if run.failed or run.problems else 0

@@ -10,11 +10,24 @@ Ctrl-C the gradebook holds the student as before the run or with every grade of 
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["assignment_shape", "create_gradebook", "open_gradebook", "write_student"]
+from .settings import load_config, setting
+
+__all__ = [
+    "assignment_shape",
+    "create_gradebook",
+    "ensure_assignment",
+    "open_gradebook",
+    "prepare_gradebook",
+    "write_student",
+]
 
 
 def create_gradebook(database: Path) -> None:
@@ -151,3 +164,78 @@ def write_student(gb, assignment: str, student: str, outcomes, *, timestamp=None
     except BaseException:
         db.rollback()
         raise
+
+
+# --- the assignment, as nbgrader's generate_assignment writes it -------------------------------
+
+
+def _course(scratch: Path, root: Path, assignment: str, source_dir: str):
+    from nbgrader.coursedir import CourseDirectory
+
+    shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
+    shutil.copytree(root / source_dir / assignment, scratch / source_dir / assignment)
+    return CourseDirectory
+
+
+def _tools_on_path() -> None:
+    """nbgrader calls its `alembic` tool by name: make this environment's tools findable."""
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def prepare_gradebook(
+    root: Path, assignment: str, database: Path, config=None, *, release_to: Path | None = None
+) -> list[Path]:
+    """Run nbgrader's generate_assignment on a scratch copy of ``solutions/<assignment>``.
+
+    It writes into ``database`` the assignment's notebooks and graded cells; with
+    ``release_to``, the released notebooks are copied there too. Returns the copied files.
+    The scratch copy holds only ``nbgrader_config.py`` and the sources, so the course's own
+    gradebook and released folder are never touched.
+    """
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+    from sqlalchemy.exc import SAWarning
+
+    root = Path(root)
+    config = config or load_config(root)
+    source_dir = str(setting(config, "CourseDirectory", "source_directory", "source"))
+    if not Path(database).exists():
+        create_gradebook(Path(database))
+    with tempfile.TemporaryDirectory(prefix="decompkit-gen-") as scratch:
+        _course(Path(scratch), root, assignment, source_dir)
+        coursedir = CourseDirectory(config=config)
+        coursedir.root = scratch
+        coursedir.db_url = f"sqlite:///{database}"
+        coursedir.assignment_id = assignment
+        app = GenerateAssignment(coursedir=coursedir, config=config)
+        app.force = True
+        _tools_on_path()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=SAWarning)
+            result = capture_log(app)
+        made = Path(scratch) / coursedir.release_directory / assignment
+        if not result["success"] or not made.is_dir():
+            log = f"{result.get('log', '')}\n{result.get('error', '')}"
+            raise RuntimeError(f"nbgrader generate_assignment failed:\n{log[-3000:]}")
+        written = []
+        if release_to is not None:
+            for path in sorted(made.rglob("*")):
+                if path.is_file():
+                    target = Path(release_to) / path.relative_to(made)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+                    written.append(target)
+        return written
+
+
+def ensure_assignment(root: Path, assignment: str, database: Path, course_id: str, sources):
+    """The gradebook knows the assignment as the sources have it (generate it if not)."""
+    wanted = {name: dict(source.points) for name, source in sources.items()}
+    if database.exists():
+        with open_gradebook(database, course_id) as gb:
+            if assignment_shape(gb, assignment) == wanted:
+                return
+    prepare_gradebook(root, assignment, database)

@@ -183,8 +183,9 @@ class KernelFactory:
         be walled raises :class:`KernelStartError` rather than starting without them.
     """
 
-    def __init__(self, workdir: Path, env: dict, preload=(), *, fork: bool = True,
-                 walls: Walls | None = None):  # fmt: skip
+    def __init__(
+        self, workdir: Path, env: dict, preload=(), *, fork: bool = True, walls: Walls | None = None
+    ):
         self.workdir = Path(workdir)
         self.env = dict(env)
         self.preload = list(preload)
@@ -266,8 +267,9 @@ class KernelFactory:
             connection_file.write_text(json.dumps(connection), encoding="utf-8")
             if self.fork:
                 try:
-                    pid = self._fork({"connection_file": str(connection_file), "cwd": str(cwd),
-                                      "env": env})  # fmt: skip
+                    pid = self._fork(
+                        {"connection_file": str(connection_file), "cwd": str(cwd), "env": env}
+                    )
                 except (KernelStartError, OSError, ValueError) as error:
                     self.fork = False  # the warm process is broken: start kernels the usual way
                     self.warm_failures.append(f"warm process: {error}")
@@ -289,10 +291,12 @@ class KernelFactory:
             "env": {**env, "HOME": HOME},
             "files": files,
             "root": str(folder),
-            "walls": {"read_only": list(walls.read_only),
-                      "bounds": dataclasses.asdict(walls.bounds)},
+            "walls": {
+                "read_only": list(walls.read_only),
+                "bounds": dataclasses.asdict(walls.bounds),
+            },
             "uid": self.uid,
-        }  # fmt: skip
+        }
         try:
             pid = self._fork(request)
         except (OSError, ValueError) as error:

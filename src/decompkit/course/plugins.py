@@ -88,7 +88,8 @@ def kernel_environment(student, base=None) -> dict:
 
 
 class GradingLimits(Configurable):
-    """How long grading may take beyond the cell limit (``c.Execute.timeout``), in seconds.
+    """How long grading may take beyond the cell limit (``c.Execute.timeout``), in seconds, and
+    what each grading kernel may use inside its walls (``kit.py grade``'s sandbox).
 
     A notebook whose cells together run longer than ``notebook_time_limit`` stops there (the
     cells after it do not run and their items score 0); a student whose notebooks together run
@@ -98,6 +99,15 @@ class GradingLimits(Configurable):
     """
 
     notebook_time_limit = Float(180.0, help="seconds one notebook may run in all").tag(config=True)
+    kernel_memory_mb = Integer(2048, help="address space of each process of a grading kernel").tag(
+        config=True
+    )
+    kernel_processes = Integer(64, help="processes and threads of a grading kernel").tag(
+        config=True
+    )
+    kernel_scratch_mb = Integer(256, help="files a grading kernel may write, in MB").tag(
+        config=True
+    )
     student_time_limit = Float(600.0, help="seconds one student's notebooks may run").tag(
         config=True
     )

@@ -112,8 +112,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-def build(assignment, student, outcomes, flags, *, submitted_at=None, source_names=(),
-          walls=None):  # fmt: skip
+def build(assignment, student, outcomes, flags, *, submitted_at=None, source_names=(), walls=None):
     """The record of one student (see the module docstring and docs for the fields);
     ``walls`` are the kernels' walls (:class:`decompkit.course.sandbox.Walls`), None when
     graded without."""
@@ -137,7 +136,9 @@ def build(assignment, student, outcomes, flags, *, submitted_at=None, source_nam
         "graded_at": _now(),
         "submitted_at": submitted_at,
         "source_names": list(source_names),
-        "sandbox": None if walls is None else {
+        "sandbox": None
+        if walls is None
+        else {
             "memory_mb": walls.bounds.memory / 2**20,
             "processes": walls.bounds.processes,
             "scratch_mb": walls.bounds.scratch / 2**20,

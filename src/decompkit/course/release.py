@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .grade import prepare_gradebook
+from .gradebook import prepare_gradebook
 
 __all__ = ["ASSIGNMENTS", "EditedNotebookError", "MANIFEST", "generate", "release", "main"]
 

@@ -22,32 +22,33 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import copy
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from nbformat.v4.nbjson import writes as writes_json
 
-from .clean_check import answer_names, export_expressions, judge
-from .codec import Unreadable, decode
 from .kernels import MAX_MESSAGE
+from .notebooks import (
+    Source,
+    is_test,
+    metadata,
+    prepare_notebook,
+    read_submission,
+    runs,
+)
 from .sanitize import sanitize_notebook
+from .scoring import mark_failures, score
 
-__all__ = ["Limits", "NotebookOutcome", "grade_notebooks", "prepare_notebook", "FAILED"]
+__all__ = ["FAILED", "Limits", "NotebookOutcome", "grade_notebooks"]
 
 #: Statuses of a notebook that mean it could not be graded in full.
 FAILED = ("unreadable", "timeout", "kernel_died", "time_limit", "failed")
-MAX_FILE_BYTES = 50_000_000
 _TIMEOUT_NAME = "CellTimeoutError"
-_STUB = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*None\s*(#.*)?$")
 
 
 @dataclass(frozen=True)
@@ -84,128 +85,6 @@ class NotebookOutcome:
     @property
     def flagged(self) -> bool:
         return bool(self.integrity) or self.status in FAILED
-
-
-def _meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
-
-
-def _is_test(cell) -> bool:
-    return bool(_meta(cell).get("grade")) and cell.get("cell_type") == "code"
-
-
-def _runs(cell) -> bool:
-    return (
-        cell.get("cell_type") == "code"
-        and bool(str(cell.get("source", "")).strip())
-        and "explore" not in cell.get("metadata", {}).get("tags", [])
-    )
-
-
-# --- the instructor's notebooks -----------------------------------------------------------
-
-
-@dataclass
-class Source:
-    """What the runner needs of one instructor's notebook, computed once per run."""
-
-    name: str
-    nb: object
-    points: dict  # grade_id -> points, in notebook order
-    answers_of: dict  # test grade_id -> answer cell grade_ids before it
-    names_of: dict  # test grade_id -> answer variable names
-    expressions: dict  # name -> user_expression reading it out
-    folder: Path | None = None  # the assignment's source folder (its other files are copied)
-
-
-def load_source(path: Path) -> Source:
-    """Read an instructor's notebook and work out its graded cells and answer variables."""
-    nb = nbformat.read(path, as_version=4)
-    bound = answer_names(nb)
-    points, answers_of, names_of, pending = {}, {}, {}, []
-    for cell in nb.cells:
-        meta = _meta(cell)
-        if meta.get("solution") and not meta.get("grade"):
-            pending.append(meta["grade_id"])
-        elif _is_test(cell):
-            grade_id = meta["grade_id"]
-            points[grade_id] = float(meta.get("points") or 0)
-            answers_of[grade_id] = list(pending)
-            stubs = [n for gid in pending for n in _stub_names(nb, gid)]
-            names_of[grade_id] = stubs or [n for gid in pending for n in bound.get(gid, [])]
-            pending = []
-    return Source(path.stem, nb, points, answers_of, names_of, export_expressions(nb), path.parent)
-
-
-def _stub_names(nb, grade_id: str) -> list[str]:
-    """The names an answer cell's stub sets to None (``p_chain = None``): its answers."""
-    for cell in nb.cells:
-        if _meta(cell).get("grade_id") == grade_id:
-            head = str(cell.source).split("### BEGIN SOLUTION")[0]
-            return [m.group(1) for line in head.splitlines() if (m := _STUB.match(line.strip()))]
-    return []
-
-
-# --- preparing a submission ---------------------------------------------------------------
-
-
-def prepare_notebook(submitted, source: Source):
-    """The notebook to run: the submission with every graded and locked cell restored from
-    the instructor's notebook, nbgrader metadata taken from it, outputs cleared.
-
-    Returns the notebook and the grade_ids of graded cells the submission lacks.
-    """
-    nb = copy.deepcopy(submitted)
-    originals = {_meta(c)["grade_id"]: c for c in source.nb.cells if _meta(c).get("grade_id")}
-    seen = set()
-    for cell in nb.cells:
-        meta = _meta(cell)
-        grade_id = meta.get("grade_id")
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-        if not meta:
-            continue
-        original = originals.get(grade_id)
-        if grade_id in seen or original is None:
-            cell.metadata.pop("nbgrader", None)  # a copy or an id the assignment does not know
-            continue
-        seen.add(grade_id)
-        kept = _meta(original)
-        restore = (kept.get("grade") or kept.get("locked")) and not kept.get("solution")
-        if restore:
-            cell["cell_type"] = original.cell_type
-            cell["source"] = original.source
-            if original.cell_type == "code":
-                cell.setdefault("outputs", [])
-                cell.setdefault("execution_count", None)
-            else:
-                cell.pop("outputs", None)
-                cell.pop("execution_count", None)
-        checksum = meta.get("checksum")
-        cell.metadata["nbgrader"] = copy.deepcopy(dict(kept))
-        if checksum and not restore:
-            cell.metadata["nbgrader"]["checksum"] = checksum
-    nb.metadata["kernelspec"] = copy.deepcopy(source.nb.metadata.get("kernelspec", {}))
-    missing = [grade_id for grade_id in source.points if grade_id not in seen]
-    return nb, missing
-
-
-def read_submission(path: Path):
-    """The submitted notebook, or the reason it cannot be graded."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return (
-                None,
-                f"the file is {size / 1e6:.0f} MB, over the {MAX_FILE_BYTES // 10**6} MB limit",
-            )
-        nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
-        if not isinstance(nb.get("cells"), list):
-            raise ValueError("no list of cells")
-        return nb, ""
-    except Exception as error:  # noqa: BLE001 - nbformat raises many unrelated types
-        words = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
-        return None, f"not a readable notebook ({words}); ask the student to download it again"
 
 
 # --- running a notebook -------------------------------------------------------------------
@@ -248,8 +127,10 @@ def _cut_notes(client: _Client) -> list[str]:
         if words:
             note = f"\n[output cut by the grader: {'; '.join(words)}]\n"
             client.nb.cells[index].outputs.append(new_output("stream", name="stdout", text=note))
-            found.append(f"{_label(client.nb.cells[index], index)} wrote more output than is kept "
-                         f"({client.max_bytes // 1000} kB a cell): {'; '.join(words)}")
+            found.append(
+                f"{_label(client.nb.cells[index], index)} wrote more output than is kept "
+                f"({client.max_bytes // 1000} kB a cell): {'; '.join(words)}"
+            )
     return found
 
 
@@ -344,13 +225,13 @@ class _Run:
 
 
 def _label(cell, index: int) -> str:
-    grade_id = _meta(cell).get("grade_id")
+    grade_id = metadata(cell).get("grade_id")
     return f"cell {index}" + (f" ({grade_id})" if grade_id else "")
 
 
 async def _run(factory, nb, source: Source, env, files: dict, limits: Limits, deadline, parent):
     """Run ``nb`` cell by cell in a fresh kernel; see the module docstring for the bounds."""
-    states = {i: "not_run" for i, c in enumerate(nb.cells) if _runs(c)}
+    states = {i: "not_run" for i, c in enumerate(nb.cells) if runs(c)}
     run = _Run(nb, states, None)
     started = time.monotonic()
     limit_end = min(deadline, started + limits.notebook)
@@ -445,8 +326,13 @@ def _bounds_reached(kernel, nb) -> list[str]:
     bound that made a cell fail (the allocation failed; the kernel has recovered since)."""
     found = kernel.bounds_reached()
     if kernel.walls is not None and not any("memory" in words for words in found):
-        errors = [o for c in nb.cells if c.get("cell_type") == "code" for o in c.get("outputs", [])
-                  if o.get("output_type") == "error"]  # fmt: skip
+        errors = [
+            o
+            for c in nb.cells
+            if c.get("cell_type") == "code"
+            for o in c.get("outputs", [])
+            if o.get("output_type") == "error"
+        ]
         if any(o.get("ename") == "MemoryError" for o in errors):
             limit = kernel.walls.bounds.memory / 2**20
             found.append(f"a cell ran out of memory (its bound is {limit:g} MB)")
@@ -456,128 +342,13 @@ def _bounds_reached(kernel, nb) -> list[str]:
 def _stopped(limits: Limits, deadline, limit_end, nb, index) -> tuple[str, str]:
     whose = "the student's" if deadline <= limit_end else "the notebook's"
     limit = limits.student if deadline <= limit_end else limits.notebook
-    rest = [c for c in nb.cells[index:] if _runs(c)]
-    tests = sum(1 for c in rest if _is_test(c))
+    rest = [c for c in nb.cells[index:] if runs(c)]
+    tests = sum(1 for c in rest if is_test(c))
     lost = f"{tests} graded cells among them score 0" if tests else "no graded cell among them"
     return "time_limit", (
         f"stopped at {_label(nb.cells[index], index)}: {whose} {limit:g} s time limit was "
         f"reached; {len(rest)} cells did not run ({lost})"
     )
-
-
-# --- judging -------------------------------------------------------------------------------
-
-
-def _text(value) -> str | None:
-    if value is None:
-        return None
-    text = repr(value)
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _score(source: Source, nb_run, student: str, exercise) -> tuple:
-    """Scores, record items and gradebook comments of one notebook that ran."""
-    answers = nb_run.answers
-    verdicts, lecture, judged = {}, {}, answers is not None
-    why = ""
-    if judged:
-        try:
-            verdicts = judge(source.nb, student, answers)
-            if student != "lecture" and _answered_wrong(source, verdicts, answers):
-                lecture = judge(source.nb, "lecture", answers)
-        except Exception as error:  # noqa: BLE001 - a fault in judging costs this notebook only
-            judged, why = False, f"the clean check failed ({type(error).__name__}: {error})"
-    values = {} if answers is None else {k: v for k, v in answers.items()}
-    tests = {}
-    answer_state = {}
-    for index, cell in enumerate(nb_run.nb.cells):
-        meta = _meta(cell)
-        if _is_test(cell) and meta.get("grade_id") in source.points:
-            tests[meta["grade_id"]] = (index, nb_run.cells.get(index, "not_run"))
-        elif meta.get("solution"):
-            answer_state[meta.get("grade_id")] = nb_run.cells.get(index, "not_run")
-    scores, items, comments = {}, {}, {}
-    for grade_id, points in source.points.items():
-        index, in_kernel = tests.get(grade_id, (None, "missing"))
-        verdict = bool(verdicts.get(grade_id)) if judged else False
-        passed = in_kernel == "ok" and verdict
-        scores[grade_id] = points if passed else 0.0
-        entry = exercise.item(grade_id)
-        names = list(entry["names"]) or list(source.names_of.get(grade_id, []))
-        decoded = {n: decode(values[n]) for n in names if values.get(n) is not None}
-        answer = decoded[names[0]] if len(names) == 1 and names[0] in decoded else (decoded or None)
-        states = [answer_state.get(a, "not_run") for a in source.answers_of.get(grade_id, [])]
-        status = _status(passed, in_kernel, states, judged, names, decoded)
-        item = {
-            "item": entry["item"],
-            "label": entry["label"],
-            "names": entry["names"],
-            "score": scores[grade_id],
-            "max_score": points,
-            "status": status,
-            "answer": _text(answer),
-            "message": "",
-            "mistake": None,
-            "matches": "lecture" if lecture.get(grade_id) and not verdict else None,
-        }
-        if in_kernel == "missing":
-            item["message"] = "the test cell of this item is missing from the submission"
-        if judged and not passed and status not in ("unanswered", "not_run", "timeout"):
-            exercise.refine(item, student, answer)
-        items[grade_id] = item
-        for answer_cell in source.answers_of.get(grade_id, []):
-            note = {
-                "unanswered": "No response.",
-                "timeout": "This cell ran past the time limit and was interrupted.",
-                "not_run": "This cell did not run (the notebook stopped before it).",
-            }.get(status)
-            if note:
-                comments[answer_cell] = note
-    return scores, items, comments, verdicts, judged, why
-
-
-def _answered_wrong(source: Source, verdicts: dict, answers: dict) -> bool:
-    """Whether some item failed with an answer given (only those can match the lecture's)."""
-    for grade_id in source.points:
-        if not verdicts.get(grade_id):
-            names = source.names_of.get(grade_id, [])
-            if any(answers.get(n) not in (None, "null") for n in names):
-                return True
-    return False
-
-
-def _status(passed, in_kernel, answer_states, judged, names, decoded) -> str:
-    if passed:
-        return "ok"
-    if "timeout" in answer_states or in_kernel == "timeout":
-        return "timeout"
-    if not judged or in_kernel == "not_run" or "not_run" in answer_states:
-        return "not_run"
-    if names and all(decoded.get(n) is None for n in names):
-        return "unanswered"
-    if any(isinstance(v, Unreadable) for v in decoded.values()):
-        return "invalid"
-    if "error" in answer_states:
-        return "error"
-    return "off"
-
-
-def _mark_failures(nb, source: Source, verdicts, cells, judged) -> None:
-    """Add an error output to every test cell that scored 0 without an error of its own, so
-    the feedback shows why (what nbgrader's CleanCheck step adds on its own path)."""
-    for index, cell in enumerate(nb.cells):
-        grade_id = _meta(cell).get("grade_id")
-        if not _is_test(cell) or grade_id not in source.points:
-            continue
-        state = cells.get(index, "not_run")
-        if state == "not_run":
-            why = "this cell did not run: the notebook stopped before it"
-            cell.outputs.append(new_output("error", ename="NotRun", evalue=why, traceback=[why]))
-        elif state == "ok" and not (judged and verdicts.get(grade_id)):
-            why = "the hidden test fails on these answers when run outside the notebook's kernel"
-            cell.outputs.append(
-                new_output("error", ename="CleanCheckFailed", evalue=why, traceback=[why])
-            )
 
 
 # --- one student ---------------------------------------------------------------------------
@@ -618,14 +389,14 @@ async def _grade_one(
         outcome.message = f"the notebook could not be run ({type(error).__name__}: {error})"
         outcome.items = exercise.blank_items(source, "not_run")
         return outcome
-    scores, items, comments, verdicts, judged, why = _score(source, nb_run, student, exercise)
+    scores, items, comments, verdicts, judged, why = score(source, nb_run, student, exercise)
     if why:
         nb_run.status, nb_run.message = "failed", why
     if nb_run.status == "kernel_died":
         scores = zero
         for item in items.values():
             item["score"] = 0.0
-    _mark_failures(nb_run.nb, source, verdicts, nb_run.cells, judged)
+    mark_failures(nb_run.nb, source, verdicts, nb_run.cells, judged)
     outcome.status, outcome.message = nb_run.status, nb_run.message
     outcome.scores, outcome.items, outcome.comments = scores, items, comments
     outcome.events = nb_run.events
@@ -637,8 +408,9 @@ async def _grade_one(
     return outcome
 
 
-def grade_notebooks(factory, files, sources, student, env, workdir, limits, views, *,
-                    after=None, parent=None):  # fmt: skip
+def grade_notebooks(
+    factory, files, sources, student, env, workdir, limits, views, *, after=None, parent=None
+):
     """Grade one student: ``files`` maps each notebook name to its path (None: missing).
 
     ``views`` maps each notebook to its :class:`decompkit.course.recorder.ExerciseView`;
@@ -653,9 +425,17 @@ def grade_notebooks(factory, files, sources, student, env, workdir, limits, view
         found = []
         for name, source in sources.items():
             outcome = await _grade_one(
-                factory, files.get(name), source, student, env, workdir, limits, deadline,
-                views[name], parent,
-            )  # fmt: skip
+                factory,
+                files.get(name),
+                source,
+                student,
+                env,
+                workdir,
+                limits,
+                deadline,
+                views[name],
+                parent,
+            )
             for problem in after(outcome) if after is not None else ():
                 outcome.events.append(problem)
                 outcome.integrity = outcome.integrity or problem

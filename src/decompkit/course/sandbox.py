@@ -197,8 +197,13 @@ def _build(walls: Walls, root: str, files: dict, connection: bytes, uid: int, gi
         _read_only(path, root + path)
     home = root + HOME
     os.makedirs(home)
-    _mount("tmpfs", home, "tmpfs", _MS_NOSUID | _MS_NODEV,
-           f"size={walls.bounds.scratch},mode=0700,uid={uid},gid={gid}")  # fmt: skip
+    _mount(
+        "tmpfs",
+        home,
+        "tmpfs",
+        _MS_NOSUID | _MS_NODEV,
+        f"size={walls.bounds.scratch},mode=0700,uid={uid},gid={gid}",
+    )
     for inside, inner in ((SOCKETS, ".kernel"), ("/tmp", ".tmp"), ("/dev/shm", ".shm")):
         os.mkdir(f"{home}/{inner}", 0o700)
         os.chown(f"{home}/{inner}", uid, gid)
@@ -207,12 +212,19 @@ def _build(walls: Walls, root: str, files: dict, connection: bytes, uid: int, gi
     for device in _DEVICES:
         open(f"{root}/dev/{device}", "a").close()  # noqa: SIM115 - a file to mount on
         _mount(f"/dev/{device}", f"{root}/dev/{device}", None, _MS_BIND)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{root}/dev/{name}")
     os.makedirs(f"{root}/proc")
-    for name, text in (("passwd", f"student:x:{uid}:{gid}:student:{HOME}:/bin/sh\n"),
-                       ("group", f"student:x:{gid}:\n"), ("hostname", "grading\n")):  # fmt: skip
+    for name, text in (
+        ("passwd", f"student:x:{uid}:{gid}:student:{HOME}:/bin/sh\n"),
+        ("group", f"student:x:{gid}:\n"),
+        ("hostname", "grading\n"),
+    ):
         with open(f"{root}/etc/{name}", "w", encoding="utf-8") as out:
             out.write(text)
     for name, host in files.items():
@@ -243,9 +255,13 @@ def _drop_capabilities() -> None:
 
 def _limit(bounds: Bounds) -> None:
 
-    for name, value in (("RLIMIT_AS", bounds.memory), ("RLIMIT_NPROC", bounds.processes),
-                        ("RLIMIT_NOFILE", bounds.open_files), ("RLIMIT_CORE", 0),
-                        ("RLIMIT_FSIZE", bounds.scratch)):  # fmt: skip
+    for name, value in (
+        ("RLIMIT_AS", bounds.memory),
+        ("RLIMIT_NPROC", bounds.processes),
+        ("RLIMIT_NOFILE", bounds.open_files),
+        ("RLIMIT_CORE", 0),
+        ("RLIMIT_FSIZE", bounds.scratch),
+    ):
         resource.setrlimit(getattr(resource, name), (value, value))
 
 
@@ -308,8 +324,11 @@ def enter(walls: Walls, root: str, files: dict, connection: bytes, uid: int, rep
             outer_uid, outer_gid = os.geteuid(), os.getegid()
             _check(_libc.unshare(flags | _CLONE_NEWUSER), "unshare (user namespace)")
             inner = 1000
-            for name, text in (("setgroups", "deny"), ("uid_map", f"{inner} {outer_uid} 1"),
-                               ("gid_map", f"{inner} {outer_gid} 1")):  # fmt: skip
+            for name, text in (
+                ("setgroups", "deny"),
+                ("uid_map", f"{inner} {outer_uid} 1"),
+                ("gid_map", f"{inner} {outer_gid} 1"),
+            ):
                 with open(f"/proc/self/{name}", "w") as out:
                     out.write(text)
         _build(walls, root, files, connection, inner, inner)
@@ -378,8 +397,9 @@ def pressure(pid: int, bounds: Bounds) -> list[str]:
         if tasks >= bounds.processes - 1:
             found.append(f"it ran {tasks} processes and threads, its bound is {bounds.processes}")
         with open(f"{inside}/proc/{KERNEL_PID}/status", encoding="utf-8") as status:
-            peak = next((int(line.split()[1]) * 1024 for line in status
-                         if line.startswith("VmPeak:")), 0)  # fmt: skip
+            peak = next(
+                (int(line.split()[1]) * 1024 for line in status if line.startswith("VmPeak:")), 0
+            )
         if peak >= 0.95 * bounds.memory:
             found.append(f"its memory reached the {_megabytes(bounds.memory)} bound")
     except OSError:
@@ -391,8 +411,7 @@ def available(walls: Walls | None = None) -> str | None:
     """Why walls cannot be built here, or None when they can (a trial without a kernel)."""
     if not sys.platform.startswith("linux") or platform.machine() not in _PIVOT_ROOT:
         return (
-            f"walls need Linux on x86_64 or aarch64; this is {sys.platform} on "
-            f"{platform.machine()}"
+            f"walls need Linux on x86_64 or aarch64; this is {sys.platform} on {platform.machine()}"
         )
     import tempfile
 
@@ -402,8 +421,14 @@ def available(walls: Walls | None = None) -> str | None:
         if pid == 0:
             os.close(reader)
             try:
-                enter(walls or Walls(), folder, {}, b"{}", 65534,
-                      lambda found: os.write(writer, str(found).encode()[:400]))  # fmt: skip
+                enter(
+                    walls or Walls(),
+                    folder,
+                    {},
+                    b"{}",
+                    65534,
+                    lambda found: os.write(writer, str(found).encode()[:400]),
+                )
                 inside = os.getuid() != 0 and not os.path.exists(folder)
                 os._exit(0 if inside and os.listdir(SOCKETS) == ["kernel.json"] else 3)
             except BaseException:  # noqa: BLE001 - any failure means no walls

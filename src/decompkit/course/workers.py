@@ -34,16 +34,12 @@ from .plugins import kernel_environment
 from .recorder import GRADER_VARIABLE, LECTURE, views
 from .runner import FAILED, grade_notebooks
 from .sandbox import HOME, Bounds, Walls, available
+from .settings import GradingError
 
 __all__ = ["GradingError", "NotGraded", "Plan", "grade_all", "integrity_files"]
 
 MARKER = ".grading-run.json"
 DEFAULT_BOUNDS = Bounds()
-
-
-class GradingError(ValueError):
-    """A mistake in how grading was asked for, or a course that cannot be graded as it is;
-    the message says what to do."""
 
 
 def _imports(sources) -> list[str]:
@@ -126,8 +122,17 @@ class Plan:
         return self.root / "records" / "kit-changes" / self.run_dir.name
 
     @classmethod
-    def prepare(cls, root, assignment, sources, limits, *, fork_kernels=True,
-                kit_guard="restore", sandbox: Bounds | None = DEFAULT_BOUNDS) -> Plan:  # fmt: skip
+    def prepare(
+        cls,
+        root,
+        assignment,
+        sources,
+        limits,
+        *,
+        fork_kernels=True,
+        kit_guard="restore",
+        sandbox: Bounds | None = DEFAULT_BOUNDS,
+    ) -> Plan:
         """Check, import and read everything before any student code runs.
 
         ``kit_guard`` says what happens to a change to the kit's installed files found after
@@ -173,8 +178,20 @@ class Plan:
             )
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"pid": os.getpid(), "kit": kit.baseline}))
-        return cls(Path(root), assignment, sources, limits, fork_kernels, views(list(sources)),
-                   kit, run_dir, env, _imports(sources), kit_guard, walls)  # fmt: skip
+        return cls(
+            Path(root),
+            assignment,
+            sources,
+            limits,
+            fork_kernels,
+            views(list(sources)),
+            kit,
+            run_dir,
+            env,
+            _imports(sources),
+            kit_guard,
+            walls,
+        )
 
     def finish(self) -> list[str]:
         """Close this process's kernels; check the kit one last time; return problems."""
@@ -205,9 +222,18 @@ class Plan:
 
 
 #: What of the grader's environment a walled kernel gets (and every LC_* variable).
-_PASSED = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONHASHSEED", "MPLBACKEND",
-           "PYDEVD_DISABLE_FILE_VALIDATION", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-           "MKL_NUM_THREADS")  # fmt: skip
+_PASSED = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "PYTHONHASHSEED",
+    "MPLBACKEND",
+    "PYDEVD_DISABLE_FILE_VALIDATION",
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+)
 
 
 def _walled_environment(env: dict) -> dict:
@@ -251,9 +277,10 @@ def _check_marker(marker: Path, kit: KitFiles) -> None:
         )
     before = last.get("kit", {})
     changed = sorted(
-        name for name in set(before) | set(kit.baseline)
+        name
+        for name in set(before) | set(kit.baseline)
         if not name.endswith(".pyc") and before.get(name) != kit.baseline.get(name)
-    )  # fmt: skip
+    )
     if changed:
         raise GradingError(
             "the kit's installed files differ from those the last grading run read ("
@@ -279,8 +306,9 @@ class _Worker:
         walls = plan.walls
         if walls is not None:
             walls = dataclasses.replace(walls, read_only=(*walls.read_only, str(self.snapshot)))
-        self.factory = KernelFactory(self.workdir, env, plan.preload, fork=plan.fork_kernels,
-                                     walls=walls)  # fmt: skip
+        self.factory = KernelFactory(
+            self.workdir, env, plan.preload, fork=plan.fork_kernels, walls=walls
+        )
         if self.factory.fork:
             try:
                 self.factory._start_server()
@@ -323,16 +351,26 @@ class _Worker:
         for name, path in submission.files.items():
             flags[name] = scan_notebook(path)
         outcomes = grade_notebooks(
-            self.factory, submission.files, plan.sources, submission.student,
-            {GRADER_VARIABLE: submission.student}, self.workdir, plan.limits, plan.views,
-            after=self.check, parent=self.parent,
-        )  # fmt: skip
+            self.factory,
+            submission.files,
+            plan.sources,
+            submission.student,
+            {GRADER_VARIABLE: submission.student},
+            self.workdir,
+            plan.limits,
+            plan.views,
+            after=self.check,
+            parent=self.parent,
+        )
         for outcome in outcomes:
             first = next(
-                (f for f in flags.get(outcome.notebook, [])
-                 if f.severity == "flag" and f.kind != "notebook"),
+                (
+                    f
+                    for f in flags.get(outcome.notebook, [])
+                    if f.severity == "flag" and f.kind != "notebook"
+                ),
                 None,
-            )  # fmt: skip
+            )
             if first is not None and not outcome.integrity:
                 outcome.integrity = _flag_text(first)
         return submission.student, outcomes, flags
