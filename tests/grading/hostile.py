@@ -81,22 +81,33 @@ graph TD; A["<img src=x onerror={_RUN}>"]
 ```
 """
 
+_HTML = f'<img src=x onerror="{_RUN}"><b>bold HTML output</b>'
+_JS = _RUN + ";fetch('/api/kernels', {method: 'POST'})"
+_MARKDOWN = f'<img src=x onerror="{_RUN}"> **a markdown output**'
+_SVG = (
+    f'<svg xmlns="http://www.w3.org/2000/svg" width="60" height="20" onload="{_RUN}">'
+    f'<rect width="60" height="20" fill="teal"/><script>{_RUN}</script></svg>'
+)
+_ISOLATED = {"text/html": f"<p>isolated</p><script>{_RUN}</script>"}
+_WIDTH = {"image/png": {"width": "40 onload=" + _RUN}}  # nbconvert writes width=... unquoted
+_MERMAID = {"text/vnd.mermaid": f'graph TD; A["<img src=x onerror={_RUN}>"]'}
+_EVIL = {"application/vnd.evil+javascript": _RUN, "text/plain": "evil"}
 #: A cell the grader runs: each display is an output the autograded notebook stores.
-HOSTILE_OUTPUTS = f"""\
-from IPython.display import HTML, SVG, Javascript, Markdown, display
-display(HTML('<img src=x onerror="{_RUN}"><b>bold HTML output</b>'))
-display(Javascript("{_RUN};fetch('/api/kernels', {{method: 'POST'}})"))
-display(Markdown('<img src=x onerror="{_RUN}"> **a markdown output**'))
-display(SVG('<svg xmlns="http://www.w3.org/2000/svg" width="60" height="20" onload="{_RUN}">'
-            '<rect width="60" height="20" fill="teal"/><script>{_RUN}</script></svg>'))
-display({{"text/html": "<p>isolated</p><script>{_RUN}</script>"}}, raw=True,
-        metadata={{"text/html": {{"isolated": True}}}})
-display({{"image/png": "{PNG}", "text/plain": "a tiny image"}}, raw=True,
-        metadata={{"image/png": {{"width": "40 onload={_RUN.replace("'", "&#39;")}"}}}})
-display({{"text/vnd.mermaid": 'graph TD; A["<img src=x onerror={_RUN}>"]'}}, raw=True)
-display({{"application/vnd.evil+javascript": "{_RUN}", "text/plain": "evil"}}, raw=True)
-print("printed <b>text</b> stays text")
-"""
+HOSTILE_OUTPUTS = "\n".join(
+    [
+        "from IPython.display import HTML, SVG, Javascript, Markdown, display",
+        f"display(HTML({_HTML!r}))",
+        f"display(Javascript({_JS!r}))",
+        f"display(Markdown({_MARKDOWN!r}))",
+        f"display(SVG({_SVG!r}))",
+        f"display({_ISOLATED!r}, raw=True, metadata={{'text/html': {{'isolated': True}}}})",
+        f"display({{'image/png': {PNG!r}, 'text/plain': 'a tiny image'}}, raw=True,"
+        f" metadata={_WIDTH!r})",
+        f"display({_MERMAID!r}, raw=True)",
+        f"display({_EVIL!r}, raw=True)",
+        "print('printed <b>text</b> stays text')",
+    ]
+)
 
 
 def hostile_chain() -> nbformat.NotebookNode:
