@@ -97,6 +97,7 @@ def _child(request: dict, report_to: int) -> None:
                 request["connection"].encode(),
                 request["uid"],
                 report,
+                user_namespace=walls.get("user_namespace"),
             )
             connection_file = f"{SOCKETS}/kernel.json"
         else:

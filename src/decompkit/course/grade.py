@@ -41,7 +41,7 @@ from .notebooks import load_source
 from .runner import FAILED, Limits
 from .settings import GradingError, settings
 from .submissions import find_submissions, read_collected
-from .workers import NotGraded, Plan, grade_all, integrity_files, progress_line
+from .workers import NotGraded, Plan, grade_all, integrity_files, progress_line, walls_for
 
 __all__ = ["NotebookGrade", "Run", "autograde", "grade_class", "main"]
 
@@ -122,6 +122,7 @@ def grade_class(
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise GradingError(f"--workers must be a whole number >= 1, got {workers!r}")
     conf = settings(root)
+    walls = walls_for(conf["bounds"]) if sandbox else None  # before anything else is done
     limits = conf["limits"]
     for name, value in (
         ("timeout", timeout),
@@ -219,7 +220,7 @@ def grade_class(
         limits,
         fork_kernels=fork_kernels,
         kit_guard=kit_guard,
-        sandbox=conf["bounds"] if sandbox else None,
+        walls=walls,
     )
     run.walls = plan.walls
     collected = read_collected(root, assignment)

@@ -181,16 +181,25 @@ class KernelFactory:
     walls : Walls, optional
         Start every kernel inside these walls (needs the warm process); a kernel that cannot
         be walled raises :class:`KernelStartError` rather than starting without them.
+    user_namespace : bool, optional
+        Build the walls in a user namespace (see :func:`decompkit.course.sandbox.enter`).
     """
 
     def __init__(
-        self, workdir: Path, env: dict, preload=(), *, fork: bool = True, walls: Walls | None = None
+        self,
+        workdir: Path,
+        env: dict,
+        preload=(),
+        *,
+        fork: bool = True,
+        walls: Walls | None = None,
+        user_namespace: bool | None = None,
     ):
         self.workdir = Path(workdir)
         self.env = dict(env)
         self.preload = list(preload)
         self.fork = fork and hasattr(os, "fork") and sys.platform != "win32"
-        self.walls = walls
+        self.walls, self.user_namespace = walls, user_namespace
         if walls is not None and not self.fork:
             raise ValueError("kernels start inside walls only as forks of the warm process")
         self.server: subprocess.Popen | None = None
@@ -294,6 +303,7 @@ class KernelFactory:
             "walls": {
                 "read_only": list(walls.read_only),
                 "bounds": dataclasses.asdict(walls.bounds),
+                "user_namespace": self.user_namespace,
             },
             "uid": self.uid,
         }

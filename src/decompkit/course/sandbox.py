@@ -28,6 +28,7 @@ made read-only, ``pivot_root``, dropping capabilities), made in the forked child
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
 import resource
@@ -171,7 +172,12 @@ def _folders(walls: Walls) -> list[str]:
 
 def _copy_in(host: str, target: str, uid: int, gid: int) -> None:
     """Copy a regular file (never a link: the name comes from a submission) into the walls."""
-    source = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        source = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return  # a link: left out
+        raise
     try:
         if not stat.S_ISREG(os.fstat(source).st_mode):
             return
@@ -288,7 +294,16 @@ def _init(kernel: int) -> None:
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
-def enter(walls: Walls, root: str, files: dict, connection: bytes, uid: int, report) -> None:
+def enter(
+    walls: Walls,
+    root: str,
+    files: dict,
+    connection: bytes,
+    uid: int,
+    report,
+    *,
+    user_namespace: bool | None = None,
+) -> None:
     """Put this (freshly forked) process's kernel behind walls; see the module docstring.
 
     Parameters
@@ -307,11 +322,14 @@ def enter(walls: Walls, root: str, files: dict, connection: bytes, uid: int, rep
         Called once in the waiter with the init's pid as the grader sees it (the pid to
         signal, and whose ``/proc/<pid>/root`` reaches the sockets), or with a
         :class:`WallError` when the walls could not be built.
+    user_namespace : bool, optional
+        Build the walls in a user namespace of their own (the way an ordinary user can);
+        default: only when not root. Root without one runs the kernel as ``uid``.
 
     Returns only in the kernel process (pid 2 inside); the waiter and the init end with the
     kernel.
     """
-    privileged = os.geteuid() == 0
+    privileged = os.geteuid() == 0 if user_namespace is None else not user_namespace
     if privileged and (isinstance(uid, bool) or not isinstance(uid, int) or uid < 1):
         raise ValueError(f"uid must be a user id > 0, got {uid!r}")
     try:
@@ -407,8 +425,9 @@ def pressure(pid: int, bounds: Bounds) -> list[str]:
     return found
 
 
-def available(walls: Walls | None = None) -> str | None:
-    """Why walls cannot be built here, or None when they can (a trial without a kernel)."""
+def available(walls: Walls | None = None, *, user_namespace: bool | None = None) -> str | None:
+    """Why walls cannot be built here, or None when they can (a trial without a kernel);
+    ``user_namespace`` as for :func:`enter`."""
     if not sys.platform.startswith("linux") or platform.machine() not in _PIVOT_ROOT:
         return (
             f"walls need Linux on x86_64 or aarch64; this is {sys.platform} on {platform.machine()}"
@@ -428,6 +447,7 @@ def available(walls: Walls | None = None) -> str | None:
                     b"{}",
                     65534,
                     lambda found: os.write(writer, str(found).encode()[:400]),
+                    user_namespace=user_namespace,
                 )
                 inside = os.getuid() != 0 and not os.path.exists(folder)
                 os._exit(0 if inside and os.listdir(SOCKETS) == ["kernel.json"] else 3)

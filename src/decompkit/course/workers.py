@@ -39,7 +39,6 @@ from .settings import GradingError
 __all__ = ["GradingError", "NotGraded", "Plan", "grade_all", "integrity_files"]
 
 MARKER = ".grading-run.json"
-DEFAULT_BOUNDS = Bounds()
 
 
 def _imports(sources) -> list[str]:
@@ -131,7 +130,7 @@ class Plan:
         *,
         fork_kernels=True,
         kit_guard="restore",
-        sandbox: Bounds | None = DEFAULT_BOUNDS,
+        walls: Walls | None = None,
     ) -> Plan:
         """Check, import and read everything before any student code runs.
 
@@ -139,22 +138,12 @@ class Plan:
         a notebook ran: ``"restore"`` copies the changed file to :attr:`evidence` and puts
         the original back; ``"report"`` only reports it (for a developer's checkout, where
         the change may be an edit). Either way the next run refuses to start while the files
-        differ from what this run read. ``sandbox`` holds the bounds of every kernel's walls
-        (:mod:`decompkit.course.sandbox`); ``None`` grades without walls. Walls that cannot be
-        built here raise :class:`GradingError` (no kernel starts without them).
+        differ from what this run read. ``walls`` are every kernel's walls
+        (:func:`walls_for`); ``None`` grades without walls.
         """
         if kit_guard not in ("restore", "report"):
             raise GradingError(f"kit_guard must be 'restore' or 'report', got {kit_guard!r}")
-        walls = None
-        if sandbox is not None:
-            walls = Walls(_python_folders(), sandbox)
-            why = available(walls)
-            if why:
-                raise GradingError(
-                    f"cannot build walls around the grading kernels here ({why}); run it on "
-                    "Linux where user namespaces are allowed, or pass --no-sandbox to grade "
-                    "without walls (only for submissions you trust)"
-                )
+        if walls is not None:
             fork_kernels = True
         marker = Path(root) / "records" / MARKER
         kit = KitFiles.read()
@@ -261,6 +250,20 @@ def _python_folders() -> tuple[str, ...]:
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()]
     found += [sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")]
     return tuple(dict.fromkeys(os.path.realpath(p) for p in found if p and os.path.isdir(p)))
+
+
+def walls_for(bounds: Bounds) -> Walls:
+    """The walls of every kernel of a run with ``bounds``; :class:`GradingError` (one line,
+    with what to do) where they cannot be built."""
+    walls = Walls(_python_folders(), bounds)
+    why = available(walls)
+    if why:
+        raise GradingError(
+            f"cannot build walls around the grading kernels here ({why}); run it on Linux "
+            "where user namespaces are allowed, or pass --no-sandbox to grade without walls "
+            "(only for submissions you trust)"
+        )
+    return walls
 
 
 def _check_marker(marker: Path, kit: KitFiles) -> None:

@@ -1,0 +1,138 @@
+"""The walls themselves: built as root and the way an ordinary user builds them, refused
+in one line where they cannot be built, bounds that are checked where they are given."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+
+import pytest
+
+from decompkit.course import sandbox
+from decompkit.course.grade import grade_class
+from decompkit.course.grade import main as grade_main
+from decompkit.course.kernels import KernelFactory
+from decompkit.course.sandbox import Bounds, Walls
+from decompkit.course.settings import GradingError
+from decompkit.course.workers import _python_folders, _walled_environment
+
+from .submissions import ROOT
+
+WHY = sandbox.available()
+needs_walls = pytest.mark.skipif(WHY is not None, reason=f"no walls here: {WHY}")
+
+
+@needs_walls
+@pytest.mark.parametrize("user_namespace", [False, True], ids=["as-root", "user-namespace"])
+def test_a_kernel_inside_walls_sees_only_itself(tmp_path, user_namespace):
+    if not user_namespace and os.geteuid() != 0:
+        pytest.skip("building walls without a user namespace needs root")
+    probe = (
+        "import json, os\n"
+        "print(json.dumps({'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit()),\n"
+        "    'uid': os.getuid(), 'home': os.getcwd(), 'files': sorted(os.listdir('.')),\n"
+        f"    'sees_run_folder': os.path.exists({str(tmp_path)!r}), 'caps': [l for l in\n"
+        "    open('/proc/self/status') if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]}))\n"
+    )
+    (tmp_path / "data.csv").write_text("a,b\n")
+    (tmp_path / "link.csv").symlink_to("/etc/hostname")
+
+    async def ask():
+        walls = Walls(_python_folders(), Bounds())
+        factory = KernelFactory(
+            tmp_path,
+            _walled_environment(dict(os.environ)),
+            [],
+            walls=walls,
+            user_namespace=user_namespace,
+        )
+        kernel = await factory.start(
+            {}, {"data.csv": tmp_path / "data.csv", "link.csv": tmp_path / "link.csv"}
+        )
+        try:
+            msg_id = kernel.kc.execute(probe)
+            while True:
+                msg = await kernel.kc.get_iopub_msg(timeout=30)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                    return json.loads(msg["content"]["text"])
+        finally:
+            await kernel.kill()
+            factory.close()
+
+    seen = asyncio.run(ask())
+    assert seen["pids"] == [1, 2]
+    assert seen["uid"] != 0 and seen["home"] == sandbox.HOME
+    assert "data.csv" in seen["files"] and "link.csv" not in seen["files"]
+    assert not seen["sees_run_folder"]
+    caps = "".join(seen["caps"])
+    assert "CapEff:\t0000000000000000" in caps and "CapBnd:\t0000000000000000" in caps
+    assert "NoNewPrivs:\t1" in caps
+
+
+def test_grading_refuses_in_one_line_where_walls_cannot_be_built(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "course"
+    (root / "solutions").mkdir(parents=True)
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    shutil.copytree(ROOT / "solutions" / "decomp", root / "solutions" / "decomp")
+    (root / "submitted" / "s1" / "decomp").mkdir(parents=True)
+    shutil.copy2(
+        ROOT / "notebooks" / "decomp" / "01-chain-reliability.ipynb",
+        root / "submitted" / "s1" / "decomp",
+    )
+    reason = "unshare (user namespace): Operation not permitted"
+    monkeypatch.setattr("decompkit.course.workers.available", lambda *a, **k: reason)
+    with pytest.raises(
+        GradingError, match=r"cannot build walls .*Operation not permitted.*--no-sandbox"
+    ):
+        grade_class(root, "decomp")
+    assert grade_main(["decomp", "--root", str(root), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1
+        and err.startswith("error: cannot build walls")
+        and "--no-sandbox" in err
+    )
+    assert not (root / "records" / "decomp").exists()  # nothing graded, nothing written
+
+    run = grade_class(root, "decomp", sandbox=False, timeout=10)
+    assert run.walls is None
+    record = json.loads((root / "records" / "decomp" / "s1.json").read_text())
+    assert record["sandbox"] is None  # the record says it was graded without walls
+
+
+@pytest.mark.parametrize("name", ["memory", "processes", "scratch", "open_files"])
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "2"])
+def test_bounds_name_the_bad_value(name, value):
+    with pytest.raises(ValueError, match=rf"{name} must be a whole number >= 1, got {value!r}"):
+        Bounds(**{name: value})
+
+
+def test_a_bad_bound_in_the_configuration_is_one_line(tmp_path):
+    from decompkit.course.settings import settings
+
+    text = (ROOT / "nbgrader_config.py").read_text()
+    (tmp_path / "nbgrader_config.py").write_text(
+        text + "\nc.GradingLimits.kernel_scratch_mb = -5\n"
+    )
+    with pytest.raises(GradingError, match=r"kernel_scratch_mb .* must be a number >= 1, got -5"):
+        settings(tmp_path)
+
+
+@needs_walls
+def test_a_kernel_that_cannot_enter_its_walls_is_not_started_without_them(tmp_path):
+    from decompkit.course.kernels import KernelStartError
+
+    (tmp_path / "big.bin").write_bytes(bytes(1 << 20))  # more than its scratch space holds
+    walls = Walls(_python_folders(), Bounds(scratch=4096))
+
+    async def start():
+        factory = KernelFactory(tmp_path, _walled_environment(dict(os.environ)), [], walls=walls)
+        try:
+            with pytest.raises(KernelStartError, match="could not start: .*No space left"):
+                await factory.start({}, {"big.bin": tmp_path / "big.bin"})
+        finally:
+            factory.close()
+
+    asyncio.run(start())
