@@ -5,7 +5,8 @@ runner, and nbgrader's own ``autograde`` through ``plugins.Sanitize``); formgrad
 feedback pages render what is stored. It keeps, by allow-list:
 
 - markdown cells, ``text/markdown`` and ``text/html`` outputs and raw cells with their HTML,
-  links and maths cleaned by :mod:`decompkit.course.markup` (prose, tables, code, maths with
+  links and maths cleaned by :mod:`decompkit.course.markup` and
+  :mod:`decompkit.course.safe_markdown` (prose, tables, code, maths with
   ``<`` and ``>``, images from data or attachments); a cell that lost anything says so;
 - ``text/plain``, PNG and JPEG images (base64, checked), ``text/latex`` with its TeX cleaned,
   streams and error outputs (the kit's own verdicts among them): renderers escape them;
@@ -29,7 +30,8 @@ import re
 from nbformat import from_dict
 from nbformat.corpus.words import generate_corpus_id
 
-from .markup import clean_html, clean_markdown, clean_tex
+from .markup import clean_html
+from .safe_markdown import clean_markdown, clean_tex
 
 __all__ = ["SCRIPT_NOTE", "sanitize_notebook"]
 
@@ -86,14 +88,18 @@ def _base64(value) -> str | None:
 # --- metadata --------------------------------------------------------------------------------
 
 
-def _nbgrader(meta) -> dict:
+def _nbgrader(meta) -> dict | None:
     """nbgrader's cell metadata with the types its templates expect (formgrader writes
-    ``grade_id`` into element ids and ``points`` into the page unescaped)."""
+    ``grade_id`` into element ids and ``points`` into the page unescaped); None for a cell
+    whose grade_id could not be nbgrader's (no grader wrote it, and nbgrader's feedback would
+    look it up)."""
+    if "grade_id" in meta and not (
+        isinstance(meta["grade_id"], str) and _ID.fullmatch(meta["grade_id"])
+    ):
+        return None
     kept = {key: meta[key] for key in _NBGRADER_FLAGS if isinstance(meta.get(key), bool)}
-    if isinstance(meta.get("grade_id"), str) and _ID.fullmatch(meta["grade_id"]):
-        kept["grade_id"] = meta["grade_id"]
-    if _number(meta.get("points")):
-        kept["points"] = meta["points"]
+    kept |= {key: meta[key] for key in ("grade_id",) if key in meta}
+    kept |= {key: meta[key] for key in ("points", "score") if _number(meta.get(key))}
     if _count(meta.get("schema_version")) is not None:
         kept["schema_version"] = meta["schema_version"]
     if meta.get("cell_type") in ("code", "markdown"):
@@ -110,8 +116,8 @@ def _cell_metadata(meta, cell_type: str) -> dict:
     kept = {}
     if isinstance(meta.get("tags"), list):
         kept["tags"] = [t for t in meta["tags"] if isinstance(t, str) and _NAME.fullmatch(t)]
-    if isinstance(meta.get("nbgrader"), dict):
-        kept["nbgrader"] = _nbgrader(meta["nbgrader"])
+    if isinstance(meta.get("nbgrader"), dict) and (nbgrader := _nbgrader(meta["nbgrader"])):
+        kept["nbgrader"] = nbgrader
     if isinstance(meta.get("jupyter"), dict):
         flags = {k: v for k, v in meta["jupyter"].items() if isinstance(v, bool)}
         kept["jupyter"] = {k: flags[k] for k in ("source_hidden", "outputs_hidden") if k in flags}
