@@ -17,7 +17,7 @@ the sources and the submissions (a notebook that has it imports matplotlib in ev
 those), which is where the notebooks are going: no figure on the graded path.
 The same course is then graded from scratch several times, each in a fresh copy: once with
 ``workers=1`` (the reference), once with ``workers=2`` and, when the machine has more cores,
-once with ``workers=os.cpu_count()``, all inside walls (:mod:`decompkit.course.sandbox`);
+once with ``workers=os.cpu_count()``, all inside walls (:mod:`decompkit.course.engine.sandbox`);
 then once more with ``workers=1`` and no walls (``--no-sandbox``), which is what the walls
 cost. ``--no-walls-run`` leaves that last run out.
 
@@ -63,7 +63,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from decompkit.course import grade as course_grade
-from decompkit.course import workers as course_workers
+from decompkit.course.engine import workers as course_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "decomp"
@@ -264,18 +264,18 @@ def check(outcome: dict, reference: dict | None, expected: set, kinds: dict, ful
 async def _kernel_starts(folder: Path, count: int) -> dict[str, float]:
     """Median seconds to a ready kernel: forked from a warm process inside walls, the same
     without walls, and jupyter_client's ordinary start."""
-    from decompkit.course.kernels import KernelFactory
-    from decompkit.course.sandbox import Walls
-    from decompkit.course.workers import _python_folders, _walled_environment
+    from decompkit.course.engine.environment import python_folders, walled_environment
+    from decompkit.course.engine.kernels import KernelFactory
+    from decompkit.course.engine.sandbox import Walls
 
     found = {}
     kinds = {
-        "walls": (True, Walls(_python_folders())),
+        "walls": (True, Walls(python_folders())),
         "fork": (True, None),
         "jupyter_client": (False, None),
     }
     for kind, (fork, walls) in kinds.items():
-        env = _walled_environment(dict(os.environ)) if walls else dict(os.environ)
+        env = walled_environment(dict(os.environ)) if walls else dict(os.environ)
         factory = KernelFactory(folder, env, ["import numpy"], fork=fork, walls=walls)
         if fork:
             factory._start_server()

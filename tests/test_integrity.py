@@ -295,7 +295,7 @@ HOSTILE = {
         "import_module",
     ),
     # hooks that would forge what the kernel exports: the grader reads each answer out with
-    # __import__('decompkit.course.codec').encode(name), which builds JSON
+    # __import__('decompkit.course.engine.codec').encode(name), which builds JSON
     "import_shadowed": ("__import__ = lambda *a, **k: None", 1, "builtins", "__import__"),
     "import_shadowed_in_globals": (
         "globals()['__import__'] = print",
@@ -305,7 +305,7 @@ HOSTILE = {
     ),
     "json_patched": ("import json\njson.dumps = lambda *a, **k: '1'", 2, "module-patch", "dumps"),
     "codec_patched": (
-        "from decompkit.course import codec\ncodec.encode = str",
+        "from decompkit.course.engine import codec\ncodec.encode = str",
         2,
         "module-patch",
         "codec.encode",

@@ -1,10 +1,10 @@
 """Grade a notebook in this process, as nbgrader would score it, for many ids at little cost.
 
 nbgrader starts a kernel per notebook (about a second each); checking 200 variants of six
-notebooks that way would take many minutes. :func:`decompkit.course.clean_check.run_cells` runs
-the code cells with ``exec`` in one namespace instead (the grader's clean check uses it too);
-here the released notebooks get their hidden tests back from the source, as nbgrader restores
-them.
+notebooks that way would take many minutes. :func:`decompkit.course.engine.clean_check.run_cells`
+runs the code cells with ``exec`` in one namespace instead (the grader's clean check uses it
+too); here the released notebooks get their hidden tests back from the source, as nbgrader
+restores them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import matplotlib
 import nbformat
 
-from decompkit.course.clean_check import run_cells
+from decompkit.course.engine.clean_check import run_cells
 
 matplotlib.use("Agg")
 

@@ -259,8 +259,8 @@ def test_progress_and_table_are_what_an_instructor_reads(outputs):
 
 
 def test_with_workers_the_likely_longest_submissions_start_first(tmp_path):
+    from decompkit.course.engine.workers import _cost
     from decompkit.course.submissions import Submission
-    from decompkit.course.workers import _cost
 
     def handed_in(student, sizes):
         files = {}

@@ -10,8 +10,8 @@ from fractions import Fraction
 import numpy as np
 from nbformat.v4 import new_code_cell, new_notebook
 
-from decompkit.course.clean_check import export_expressions
-from decompkit.course.codec import Unreadable, decode
+from decompkit.course.engine.clean_check import export_expressions
+from decompkit.course.engine.codec import Unreadable, decode
 
 ANSWER = "x = y = z = None\n### BEGIN SOLUTION\nx = 1\ny = 2\nz = 3\n### END SOLUTION"
 # What the student's cells left in the kernel: every kind of value the codec knows, and one

@@ -15,8 +15,7 @@ import re
 import pytest
 
 from decompkit.course import export, report
-from decompkit.course.integrity import Flag
-from decompkit.course.workers import integrity_files
+from decompkit.course.integrity import Flag, integrity_files
 
 from .classroom import CHAIN, chain_record, write_record
 

@@ -26,8 +26,8 @@ FULL = sum(points(CHAIN).values())
 
 def _old_grades(root) -> None:
     """Every student in the gradebook with 0 on every item, as a finished earlier run left it."""
+    from decompkit.course.engine.runner import NotebookOutcome
     from decompkit.course.gradebook import open_gradebook, prepare_gradebook, write_student
-    from decompkit.course.runner import NotebookOutcome
 
     prepare_gradebook(root, "decomp", root / "gradebook.db")
     zero = NotebookOutcome(CHAIN, "graded", scores=dict.fromkeys(points(CHAIN), 0.0))

@@ -20,8 +20,9 @@ import sys
 import nbformat
 import pytest
 
-from decompkit.course.kitfiles import KitFiles
-from decompkit.course.workers import GradingError, _check_marker
+from decompkit.course.engine.environment import GradingError
+from decompkit.course.engine.kitfiles import KitFiles
+from decompkit.course.engine.workers import _check_marker
 
 from .submissions import RELEASED, ROOT, insert_after
 
@@ -35,8 +36,8 @@ def _attack(site) -> str:
         f"kit = pathlib.Path({str(kit)!r})\n"
         "(kit / 'grading.py').write_text((kit / 'grading.py').read_text() +\n"
         "    '\\nclose = same_bool = same_set = same_choices = lambda *a, **k: True\\n')\n"
-        "(kit / 'course' / 'clean_check.py').write_text(\n"
-        "    (kit / 'course' / 'clean_check.py').read_text() +\n"
+        "(kit / 'course' / 'engine' / 'clean_check.py').write_text(\n"
+        "    (kit / 'course' / 'engine' / 'clean_check.py').read_text() +\n"
         "    '\\ndef judge(source, student, exported):\\n'\n"
         "    '    import collections\\n'\n"
         "    '    return collections.defaultdict(lambda: True)\\n')\n"
@@ -75,8 +76,18 @@ def setup(tmp_path_factory):
 
 
 def _grade(root, env, *students):
-    command = [sys.executable, "-m", "decompkit.course", "grade", "decomp", "--root", str(root),
-               "--workers", "1", "--no-sandbox"] + [f"--student={s}" for s in students]
+    command = [
+        sys.executable,
+        "-m",
+        "decompkit.course",
+        "grade",
+        "decomp",
+        "--root",
+        str(root),
+        "--workers",
+        "1",
+        "--no-sandbox",
+    ] + [f"--student={s}" for s in students]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -100,7 +111,7 @@ def test_the_blank_classmate_graded_after_the_attack_scores_0(setup, first):
 
 def test_the_changed_files_are_put_back_kept_as_evidence_and_flagged(setup, first):
     root, site, _ = setup
-    for name in ("grading.py", "course/clean_check.py"):
+    for name in ("grading.py", "course/engine/clean_check.py"):
         assert (site / "decompkit" / name).read_bytes() == (
             ROOT / "src" / "decompkit" / name
         ).read_bytes()

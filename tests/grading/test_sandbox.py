@@ -10,13 +10,13 @@ import shutil
 
 import pytest
 
-from decompkit.course import sandbox
+from decompkit.course.engine import sandbox
+from decompkit.course.engine.environment import python_folders, walled_environment
+from decompkit.course.engine.kernels import KernelFactory
+from decompkit.course.engine.sandbox import Bounds, Walls
 from decompkit.course.grade import grade_class
 from decompkit.course.grade import main as grade_main
-from decompkit.course.kernels import KernelFactory
-from decompkit.course.sandbox import Bounds, Walls
 from decompkit.course.settings import GradingError
-from decompkit.course.workers import _python_folders, _walled_environment
 
 from .submissions import ROOT
 
@@ -40,10 +40,10 @@ def test_a_kernel_inside_walls_sees_only_itself(tmp_path, user_namespace):
     (tmp_path / "link.csv").symlink_to("/etc/hostname")
 
     async def ask():
-        walls = Walls(_python_folders(), Bounds())
+        walls = Walls(python_folders(), Bounds())
         factory = KernelFactory(
             tmp_path,
-            _walled_environment(dict(os.environ)),
+            walled_environment(dict(os.environ)),
             [],
             walls=walls,
             user_namespace=user_namespace,
@@ -82,7 +82,7 @@ def test_grading_refuses_in_one_line_where_walls_cannot_be_built(tmp_path, monke
         root / "submitted" / "s1" / "decomp",
     )
     reason = "unshare (user namespace): Operation not permitted"
-    monkeypatch.setattr("decompkit.course.workers.available", lambda *a, **k: reason)
+    monkeypatch.setattr("decompkit.course.engine.environment.available", lambda *a, **k: reason)
     with pytest.raises(
         GradingError, match=r"cannot build walls .*Operation not permitted.*--no-sandbox"
     ):
@@ -122,13 +122,13 @@ def test_a_bad_bound_in_the_configuration_is_one_line(tmp_path):
 
 @needs_walls
 def test_a_kernel_that_cannot_enter_its_walls_is_not_started_without_them(tmp_path):
-    from decompkit.course.kernels import KernelStartError
+    from decompkit.course.engine.kernels import KernelStartError
 
     (tmp_path / "big.bin").write_bytes(bytes(1 << 20))  # more than its scratch space holds
-    walls = Walls(_python_folders(), Bounds(scratch=4096))
+    walls = Walls(python_folders(), Bounds(scratch=4096))
 
     async def start():
-        factory = KernelFactory(tmp_path, _walled_environment(dict(os.environ)), [], walls=walls)
+        factory = KernelFactory(tmp_path, walled_environment(dict(os.environ)), [], walls=walls)
         try:
             with pytest.raises(KernelStartError, match="could not start: .*No space left"):
                 await factory.start({}, {"big.bin": tmp_path / "big.bin"})

@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from decompkit.course import sandbox
+from decompkit.course.engine import sandbox
 
 from .submissions import NOTEBOOKS, RELEASED, ROOT, answer_key, insert_after, submission
 
@@ -90,16 +90,21 @@ def inject(path):
         pass
 """
 
-REACH_FOR = REACH + """
+REACH_FOR = (
+    REACH
+    + """
 end = time.time() + {seconds}
 while time.time() < end:
     reach()
     time.sleep(0.2)
 """
+)
 
 #: A fresh Python in a session of its own (a double fork), which for a minute and a half keeps
 #: rewriting the kit and reaching for kernels; and twenty `sleep`s in sessions of their own.
-SURVIVOR = REACH + """
+SURVIVOR = (
+    REACH
+    + """
 import sys
 targets = [{kit!r} + '/grading.py', sys.argv[1] + '/grading.py']
 end = time.time() + 90
@@ -113,6 +118,7 @@ while time.time() < end:
     reach()
     time.sleep(0.3)
 """
+)
 SURVIVE = """
 import os, subprocess, sys
 import decompkit
@@ -140,17 +146,11 @@ for path in ['/proc/%d/fd/0' % os.getppid()] + glob.glob('/proc/*/fd/0'):
 
 MEMORY = "big = bytearray(3 * 2**30)"
 DISK = (
-    "with open('fill.bin', 'wb') as out:\n"
-    "    for _ in range(64):\n"
-    "        out.write(bytes(2**20))"
+    "with open('fill.bin', 'wb') as out:\n    for _ in range(64):\n        out.write(bytes(2**20))"
 )
-FORKS = (
-    "import subprocess\n"
-    "sleepers = [subprocess.Popen(['sleep', '60']) for _ in range(60)]"
-)
+FORKS = "import subprocess\nsleepers = [subprocess.Popen(['sleep', '60']) for _ in range(60)]"
 SCRIPT_MD = (
-    '<img src="x" onerror="document.title=\'pwned-md\'">\n'
-    '<script>document.title="pwned"</script>'
+    '<img src="x" onerror="document.title=\'pwned-md\'">\n<script>document.title="pwned"</script>'
 )
 SCRIPT_OUT = (
     "from IPython.display import HTML, Javascript, display\n"
@@ -190,13 +190,16 @@ def _class(kit: Path) -> dict:
     scripted.cells.insert(3, nbformat.v4.new_markdown_cell(SCRIPT_MD))
     return {
         # The reacher and its blank friend are the largest: they start together.
-        "a-reacher": {nb: _padded(_first(_released(nb), reach_for), 400_000)
-                      for nb in NOTEBOOKS[:3]},  # fmt: skip
+        "a-reacher": {
+            nb: _padded(_first(_released(nb), reach_for), 400_000) for nb in NOTEBOOKS[:3]
+        },  # fmt: skip
         "a-friend": {nb: _padded(_released(nb), 300_000) for nb in NOTEBOOKS[:3]},
-        "b-survivor": {CHAIN: _padded(insert_after(_released(CHAIN), "chain_success_answer",
-                                                   survive), 200_000)},  # fmt: skip
-        "b-piper": {CHAIN: _padded(insert_after(_released(CHAIN), "chain_success_answer",
-                                                PIPE), 200_000)},  # fmt: skip
+        "b-survivor": {
+            CHAIN: _padded(insert_after(_released(CHAIN), "chain_success_answer", survive), 200_000)
+        },  # fmt: skip
+        "b-piper": {
+            CHAIN: _padded(insert_after(_released(CHAIN), "chain_success_answer", PIPE), 200_000)
+        },  # fmt: skip
         "c-hog": {CHAIN: hog},
         "c-scripted": {CHAIN: scripted},
         **HONEST,
@@ -205,8 +208,11 @@ def _class(kit: Path) -> dict:
 
 HONEST = {
     "h-solved": {nb: submission(nb) for nb in NOTEBOOKS[:3]},
-    "h-partial": {CHAIN: submission(CHAIN, {"chain_success_answer": "p_chain = 0.5",
-                                            "p_prime_answer": "p_prime = 0.5"})},  # fmt: skip
+    "h-partial": {
+        CHAIN: submission(
+            CHAIN, {"chain_success_answer": "p_chain = 0.5", "p_prime_answer": "p_prime = 0.5"}
+        )
+    },  # fmt: skip
     "h-blank": {CHAIN: _released(CHAIN)},
     "h-later": {nb: submission(nb) for nb in NOTEBOOKS[:2]},
 }
@@ -355,9 +361,9 @@ def test_a_hostile_kernel_cannot_see_the_course_the_kit_s_source_or_other_kernel
     """What a kernel sees of the machine, asked from inside one."""
     import asyncio
 
-    from decompkit.course.kernels import KernelFactory
-    from decompkit.course.sandbox import Bounds, Walls
-    from decompkit.course.workers import _python_folders, _walled_environment
+    from decompkit.course.engine.environment import python_folders, walled_environment
+    from decompkit.course.engine.kernels import KernelFactory
+    from decompkit.course.engine.sandbox import Bounds, Walls
 
     probe = (
         "import os, socket, json\n"
@@ -377,9 +383,9 @@ def test_a_hostile_kernel_cannot_see_the_course_the_kit_s_source_or_other_kernel
     ).format(str(ROOT / "solutions"), str(ROOT / "README.md"), str(ROOT / "src"))
 
     async def ask():
-        env = _walled_environment(dict(os.environ))
+        env = walled_environment(dict(os.environ))
         factory = KernelFactory(tmp_path, env, ["import json"],
-                                walls=Walls(_python_folders(), Bounds()))  # fmt: skip
+                                walls=Walls(python_folders(), Bounds()))  # fmt: skip
         kernel = await factory.start({}, {})
         try:
             msg_id = kernel.kc.execute(probe)

@@ -6,9 +6,10 @@
 * Before any student code runs, the grader runs every instructor's notebook through its own
   hidden tests (so the judging code is imported, and known to pass the solutions), reads the
   kit's installed files once, and gives the kernels a private copy of them.
-* Each notebook runs in a fresh kernel under the student's id (:mod:`decompkit.course.runner`),
-  bounded per cell, per notebook and per student; its answers are read out and judged here.
-  A notebook that fails costs that notebook only, named with the reason.
+* Each notebook runs in a fresh kernel of its own, inside walls, under the student's id
+  (:mod:`decompkit.course.engine`), bounded per cell, per notebook and per student; its
+  answers are read out and judged here. A notebook that fails costs that notebook only,
+  named with the reason.
 * Each student's scores go into ``gradebook.db`` in one transaction, with the grading record
   ``records/<assignment>/<student>.json`` and the executed notebooks in ``autograded/``: after
   a crash, a kill or Ctrl-C the gradebook holds every student as before the run or as graded
@@ -36,12 +37,15 @@ from pathlib import Path
 
 from ..exercises.ids import IdError, normalise_id
 from . import recorder as records
+from .engine.environment import walls_for
+from .engine.notebooks import load_source
+from .engine.runner import FAILED, Limits
+from .engine.workers import NotGraded, Plan, grade_all
 from .gradebook import ensure_assignment, open_gradebook, write_student
-from .notebooks import load_source
-from .runner import FAILED, Limits
+from .integrity import integrity_files
+from .progress import progress_line
 from .settings import GradingError, settings
 from .submissions import find_submissions, read_collected
-from .workers import NotGraded, Plan, grade_all, integrity_files, progress_line, walls_for
 
 __all__ = ["NotebookGrade", "Run", "autograde", "grade_class", "main"]
 

@@ -95,7 +95,7 @@ def assignment_shape(gb, assignment: str) -> dict[str, dict[str, float]] | None:
 
 
 def write_student(gb, assignment: str, student: str, outcomes, *, timestamp=None) -> None:
-    """Store one student's outcomes (:class:`decompkit.course.runner.NotebookOutcome`).
+    """Store one student's outcomes (:class:`decompkit.course.engine.runner.NotebookOutcome`).
 
     Every notebook of the assignment gets its scores (0 for one not handed in), ``flagged``
     when it could not be graded in full or the integrity scan flagged it (``outcome.flagged``),

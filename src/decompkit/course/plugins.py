@@ -5,7 +5,7 @@ submission's folder (``DECOMPKIT_STUDENT``), so ``decompkit.exercises.params`` d
 student's numbers in the hidden tests, whatever id a cell typed; after the last cell it reads
 every answer variable out of the kernel as plain data. ``CleanCheck`` then judges those answers
 with the instructor's hidden tests in the grader's own process
-(:mod:`decompkit.course.clean_check`) and fails every test cell whose verdict there is not a
+(:mod:`decompkit.course.engine.clean_check`) and fails every test cell whose verdict there is not a
 pass. ``CapOutputBytes`` bounds what a cell may store in the autograded notebook: nbgrader's
 own ``LimitOutput`` counts lines, so a single 50 MB line would be kept whole.
 ``Sanitize`` (last) makes the stored notebook safe to open in formgrader and feedback
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import time
 from pathlib import Path
 
@@ -31,8 +30,9 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer
 from traitlets.config import Configurable
 
-from ..exercises.params import GRADER_VARIABLE, HUB_VARIABLE
-from .clean_check import export_expressions, judge
+from ..exercises.params import HUB_VARIABLE
+from .engine.clean_check import export_expressions, judge
+from .engine.environment import kernel_environment
 from .sanitize import sanitize_notebook
 
 _HUB_PREFIX = HUB_VARIABLE.split("_")[0] + "_"  # every JUPYTERHUB_* variable
@@ -43,7 +43,6 @@ __all__ = [
     "ExecuteAsStudent",
     "GradingLimits",
     "Sanitize",
-    "kernel_environment",
 ]
 
 #: Where ``ExecuteAsStudent`` leaves the answers it read for ``CleanCheck``.
@@ -62,29 +61,6 @@ def _source_notebook(config, resources) -> Path | None:
     root = root or Path(coursedir.root)
     path = root / coursedir.source_directory / info["assignment"] / f"{info['notebook']}.ipynb"
     return path if path.is_file() else None
-
-
-def kernel_environment(student, base=None) -> dict:
-    """The environment of the kernel that runs ``student``'s submission.
-
-    The student's id comes from nbgrader, which reads it off the submission's folder name.
-    Nothing of the grader's own hub session reaches the kernel: not its user name (an
-    instructor grading on JupyterHub) and above all not its API token, which the submission's
-    code could otherwise read and use.
-
-    Examples
-    --------
-    >>> base = {"JUPYTERHUB_USER": "teacher", "JUPYTERHUB_API_TOKEN": "secret", "PATH": "/bin"}
-    >>> sorted(kernel_environment("s1234", base).items())
-    [('DECOMPKIT_STUDENT', 's1234'), ('PATH', '/bin')]
-    """
-    env = dict(os.environ if base is None else base)
-    for name in [name for name in env if name.startswith(_HUB_PREFIX)]:
-        del env[name]
-    if not isinstance(student, str) or not student.strip():
-        raise ValueError(f"student must be a non-empty id, got {student!r}")
-    env[GRADER_VARIABLE] = student
-    return env
 
 
 class GradingLimits(Configurable):
@@ -185,7 +161,7 @@ class ExecuteAsStudent(Execute):
 
 class CleanCheck(NbGraderPreprocessor):
     """Fail every test cell whose hidden test does not pass on the answers read out of the
-    kernel, run in the grader's own process (see :mod:`decompkit.course.clean_check`)."""
+    kernel, run in the grader's own process (see :mod:`decompkit.course.engine.clean_check`)."""
 
     enabled = Bool(True, help="judge the answers outside the student's kernel").tag(config=True)
 

@@ -14,9 +14,9 @@ import shutil
 import sys
 import time
 
-__all__ = ["Progress", "duration", "summary"]
+from .engine.runner import FAILED
 
-FAILED = ("unreadable", "timeout", "kernel_died", "time_limit", "failed")
+__all__ = ["Progress", "duration", "progress_line", "summary"]
 
 
 def duration(seconds: float) -> str:
@@ -192,3 +192,12 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
         lines += ["", f"Problems of the run ({len(troubles)}):"]
         lines += [f"  {line}" for line in troubles]
     return "\n".join(lines) + "\n"
+
+
+def progress_line(student, outcomes) -> tuple[str, list[str], bool, bool]:
+    """How one student went, for the progress display: a line, problems, failed, flagged."""
+    score = sum(sum(o.scores.values()) for o in outcomes)
+    maximum = sum(sum(o.points.values()) for o in outcomes)
+    problems = [f"{o.notebook}: {o.message}" for o in outcomes if o.status in FAILED]
+    flagged = [f"{o.notebook}: flagged - {o.integrity}" for o in outcomes if o.integrity]
+    return f"{student}  {score:g}/{maximum:g}", problems + flagged, bool(problems), bool(flagged)

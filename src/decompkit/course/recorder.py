@@ -114,7 +114,7 @@ def _now() -> str:
 
 def build(assignment, student, outcomes, flags, *, submitted_at=None, source_names=(), walls=None):
     """The record of one student (see the module docstring and docs for the fields);
-    ``walls`` are the kernels' walls (:class:`decompkit.course.sandbox.Walls`), None when
+    ``walls`` are the kernels' walls (:class:`decompkit.course.engine.sandbox.Walls`), None when
     graded without."""
     notebooks = {}
     for outcome in outcomes:

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .runner import Limits
-from .sandbox import Bounds
+from .engine.environment import GradingError
+from .engine.runner import Limits
+from .engine.sandbox import Bounds
 
 __all__ = ["GradingError", "load_config", "setting", "settings"]
-
-
-class GradingError(ValueError):
-    """A mistake in how grading was asked for, or a course that cannot be graded as it is;
-    the message says what to do."""
 
 
 def load_config(root: Path, overrides: dict | None = None):

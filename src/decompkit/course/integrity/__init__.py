@@ -50,11 +50,15 @@ IPython's input transformer when the first cell is read; nothing of decompkit.
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import json
 import os
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from .. import csvsafe
 from .rules import KINDS, PROTECTED_MODULES, Flag
 from .visitor import Scanner
 
@@ -66,6 +70,7 @@ __all__ = [
     "scan_submission",
     "format_report",
     "to_rows",
+    "integrity_files",
     "main",
 ]
 
@@ -272,3 +277,62 @@ def main(argv: list[str] | None = None) -> int:
             writer.writeheader()
             writer.writerows(to_rows(flags))
     return int(any(f.severity == "flag" for f in flags))
+
+
+# --- the class's findings, where the instructor reads them ------------------------------------
+
+
+def integrity_files(root: Path, assignment: str, graded: dict, flags: dict) -> None:
+    """Write ``integrity.csv`` and ``integrity.txt``: this run's findings, and the earlier
+    findings of students this run did not grade."""
+    columns = ["student", *(f.name for f in dataclasses.fields(Flag))]
+    csv_path, txt_path = root / "integrity.csv", root / "integrity.txt"
+    rows = []
+    if csv_path.is_file():
+        with open(csv_path, newline="", encoding="utf-8") as handle:
+            rows = [{k: csvsafe.uncell(v) for k, v in r.items()} for r in csv.DictReader(handle)]
+        rows = [r for r in rows if r.get("student") not in graded]
+    for student in sorted(graded):
+        found = [f for notebook in sorted(flags.get(student, {})) for f in flags[student][notebook]]
+        rows += [{"student": student, **dataclasses.asdict(f)} for f in found]
+    rows.sort(key=lambda r: (r["student"], r.get("notebook") or "", _number(r.get("cell"))))
+    report = []
+    for student in sorted({r["student"] for r in rows}):
+        mine = [_flag(r) for r in rows if r["student"] == student]
+        report.append(f"== {student}\n{format_report(mine)}")
+    for path, write in ((csv_path, _csv_writer(columns, rows)), (txt_path, None)):
+        handle, temporary = tempfile.mkstemp(dir=root, prefix=f".{path.name}-")
+        with os.fdopen(handle, "w", newline="", encoding="utf-8") as out:
+            if write is not None:
+                write(out)
+            else:
+                out.write("\n\n".join(report) or "Integrity scan: nothing to report.\n")
+        os.replace(temporary, path)
+
+
+def _number(text) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return -1
+
+
+def _flag(row: dict) -> Flag:
+    """A :class:`Flag` back from a row of integrity.csv."""
+    values = {f.name: row.get(f.name) for f in dataclasses.fields(Flag)}
+    for name in ("cell", "line"):
+        values[name] = None if values[name] in (None, "") else int(values[name])
+    values["grade_id"] = values["grade_id"] or None
+    return Flag(**values)
+
+
+def _csv_writer(columns, rows):
+    """Write ``rows``, every cell through :func:`.csvsafe.cell`: a student's id or code that
+    begins like a formula (``=``, ``@``, ...) must not run in the spreadsheet that opens it."""
+
+    def write(out):
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows({key: csvsafe.cell(value) for key, value in row.items()} for row in rows)
+
+    return write

@@ -4,7 +4,7 @@ nbgrader runs a notebook's hidden tests in the student's own kernel, after the s
 a cell that patches a module the tests import (``decompkit.grading.close = ...``) or registers
 an input transformer (every later cell becomes ``pass``) can make wrong answers pass. The clean
 check closes that door. After the notebook has run, the grader reads each answer variable out
-of the kernel as plain data (:mod:`decompkit.course.codec`, through the kernel's
+of the kernel as plain data (:mod:`decompkit.course.engine.codec`, through the kernel's
 ``user_expressions``, which no input transformer sees); then, in the grader's own process, it
 runs the *instructor's* notebook with those values in place of the answer cells, and the
 hidden tests judge them there (:func:`judge`). A test scores only when it passes in both places.
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..exercises.params import GRADER_VARIABLE
+from ...exercises.params import GRADER_VARIABLE
 from .codec import decode
 
 __all__ = ["answer_names", "export_expressions", "judge", "run_cells"]
@@ -82,7 +82,7 @@ def export_expressions(source_nb) -> dict[str, str]:
     """The ``user_expressions`` that read every answer variable out of a student's kernel."""
     names = {name for bound in answer_names(source_nb).values() for name in bound}
     return {
-        name: f"__import__('decompkit.course.codec', fromlist=['encode']).encode({name})"
+        name: f"__import__('decompkit.course.engine.codec', fromlist=['encode']).encode({name})"
         for name in sorted(names)
     }
 
@@ -203,7 +203,7 @@ def judge(source, student: str | None, exported: Mapping[str, str | None]) -> di
     student : str or None
         The submission's student id.
     exported : mapping
-        ``{name: encode(value)}`` as read out of the kernel (:mod:`decompkit.course.codec`);
+        ``{name: encode(value)}`` as read out of the kernel (:mod:`decompkit.course.engine.codec`);
         ``None`` for a name the kernel did not define.
 
     Returns
@@ -214,7 +214,7 @@ def judge(source, student: str | None, exported: Mapping[str, str | None]) -> di
     Examples
     --------
     >>> import nbformat
-    >>> from decompkit.course.codec import encode
+    >>> from decompkit.course.engine.codec import encode
     >>> answer = nbformat.v4.new_code_cell("x = None")
     >>> answer.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "x_answer"}
     >>> test = nbformat.v4.new_code_cell("assert x == 2")

@@ -1,6 +1,6 @@
 """Walls around one grading kernel, built from Linux namespaces after the warm fork.
 
-A kernel forked from the warm process (:mod:`decompkit.course.forkserver`) calls
+A kernel forked from the warm process (:mod:`decompkit.course.engine.forkserver`) calls
 :func:`enter` before any student code runs. The forked child unshares new mount, PID,
 network, IPC, UTS and cgroup namespaces (and a user namespace when the grader is not root),
 builds a root file system of its own and forks twice::
@@ -14,7 +14,7 @@ folder, ``/tmp``, ``/dev/shm`` and its connection sockets (``/run/kernel``). It 
 unprivileged user with no capabilities and ``no_new_privs``, bounded in address space,
 processes and open files. No other kernel, no connection file, no grader process, no course
 folder (gradebook, solutions, other students) and no writable kit is reachable from there.
-Killing the init (:func:`decompkit.course.kernels.Kernel.kill`) ends every process in the
+Killing the init (:func:`decompkit.course.engine.kernels.Kernel.kill`) ends every process in the
 namespace, however it was started (``setsid``, double forks): the kernel does this before
 the next notebook runs.
 

@@ -13,7 +13,6 @@ each student's outcomes as they come; Ctrl-C stops the workers and their kernels
 from __future__ import annotations
 
 import ast
-import csv
 import dataclasses
 import json
 import multiprocessing
@@ -24,26 +23,24 @@ import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from . import csvsafe
+from ..integrity import Flag, scan_notebook
+from ..recorder import GRADER_VARIABLE, LECTURE, views
 from .clean_check import judge, run_cells
 from .codec import encode
-from .integrity import Flag, format_report, scan_notebook
+from .environment import GradingError, kernel_environment, walled_environment
 from .kernels import KernelFactory
 from .kitfiles import KitFiles
-from .plugins import kernel_environment
-from .recorder import GRADER_VARIABLE, LECTURE, views
-from .runner import FAILED, grade_notebooks
-from .sandbox import HOME, Bounds, Walls, available
-from .settings import GradingError
+from .runner import grade_notebooks
+from .sandbox import Walls
 
-__all__ = ["GradingError", "NotGraded", "Plan", "grade_all", "integrity_files"]
+__all__ = ["NotGraded", "Plan", "grade_all", "self_test"]
 
 MARKER = ".grading-run.json"
 
 
 def _imports(sources) -> list[str]:
     """The import statements of the notebooks' cells that run when grading."""
-    found = ["import decompkit.course.codec"]
+    found = ["import decompkit.course.engine.codec"]
     for source in sources.values():
         for cell in source.nb.cells:
             if cell.cell_type != "code" or "explore" in cell.metadata.get("tags", []):
@@ -154,7 +151,7 @@ class Plan:
         env = kernel_environment("-")
         env.pop(GRADER_VARIABLE, None)
         if walls is not None:
-            env = _walled_environment(env)
+            env = walled_environment(env)
         else:
             private = run_dir / "home"
             env.update(
@@ -208,62 +205,6 @@ class Plan:
             marker.unlink(missing_ok=True)
         shutil.rmtree(self.run_dir, ignore_errors=True)
         return problems
-
-
-#: What of the grader's environment a walled kernel gets (and every LC_* variable).
-_PASSED = (
-    "PATH",
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "PYTHONHASHSEED",
-    "MPLBACKEND",
-    "PYDEVD_DISABLE_FILE_VALIDATION",
-    "OPENBLAS_NUM_THREADS",
-    "OMP_NUM_THREADS",
-    "MKL_NUM_THREADS",
-)
-
-
-def _walled_environment(env: dict) -> dict:
-    """The environment of a walled kernel: a few of the grader's variables (none that may
-    hold a secret), and home, configuration and caches in the kernel's own scratch space."""
-    kept = {k: v for k, v in env.items() if k in _PASSED or k.startswith("LC_")}
-    return kept | {
-        "HOME": HOME,
-        "TMPDIR": "/tmp",
-        "PYTHONNOUSERSITE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "IPYTHONDIR": f"{HOME}/.ipython",
-        "JUPYTER_CONFIG_DIR": f"{HOME}/.jupyter",
-        "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
-        "JUPYTER_RUNTIME_DIR": f"{HOME}/.local/share/jupyter/runtime",
-        "MPLCONFIGDIR": f"{HOME}/.config/matplotlib",
-    }
-
-
-def _python_folders() -> tuple[str, ...]:
-    """The folders a kernel needs to see (read-only): this Python and its packages."""
-    import site
-    import sysconfig
-
-    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()]
-    found += [sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")]
-    return tuple(dict.fromkeys(os.path.realpath(p) for p in found if p and os.path.isdir(p)))
-
-
-def walls_for(bounds: Bounds) -> Walls:
-    """The walls of every kernel of a run with ``bounds``; :class:`GradingError` (one line,
-    with what to do) where they cannot be built."""
-    walls = Walls(_python_folders(), bounds)
-    why = available(walls)
-    if why:
-        raise GradingError(
-            f"cannot build walls around the grading kernels here ({why}); run it on Linux "
-            "where user namespaces are allowed, or pass --no-sandbox to grade without walls "
-            "(only for submissions you trust)"
-        )
-    return walls
 
 
 def _check_marker(marker: Path, kit: KitFiles) -> None:
@@ -477,68 +418,3 @@ class NotGraded(list):
         self.reason = (
             f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
         )
-
-
-def progress_line(student, outcomes) -> tuple[str, list[str], bool, bool]:
-    """How one student went, for the progress display: a line, problems, failed, flagged."""
-    score = sum(sum(o.scores.values()) for o in outcomes)
-    maximum = sum(sum(o.points.values()) for o in outcomes)
-    problems = [f"{o.notebook}: {o.message}" for o in outcomes if o.status in FAILED]
-    flagged = [f"{o.notebook}: flagged - {o.integrity}" for o in outcomes if o.integrity]
-    return f"{student}  {score:g}/{maximum:g}", problems + flagged, bool(problems), bool(flagged)
-
-
-def integrity_files(root: Path, assignment: str, graded: dict, flags: dict) -> None:
-    """Write ``integrity.csv`` and ``integrity.txt``: this run's findings, and the earlier
-    findings of students this run did not grade."""
-    columns = ["student", *(f.name for f in dataclasses.fields(Flag))]
-    csv_path, txt_path = root / "integrity.csv", root / "integrity.txt"
-    rows = []
-    if csv_path.is_file():
-        with open(csv_path, newline="", encoding="utf-8") as handle:
-            rows = [{k: csvsafe.uncell(v) for k, v in r.items()} for r in csv.DictReader(handle)]
-        rows = [r for r in rows if r.get("student") not in graded]
-    for student in sorted(graded):
-        found = [f for notebook in sorted(flags.get(student, {})) for f in flags[student][notebook]]
-        rows += [{"student": student, **dataclasses.asdict(f)} for f in found]
-    rows.sort(key=lambda r: (r["student"], r.get("notebook") or "", _number(r.get("cell"))))
-    report = []
-    for student in sorted({r["student"] for r in rows}):
-        mine = [_flag(r) for r in rows if r["student"] == student]
-        report.append(f"== {student}\n{format_report(mine)}")
-    for path, write in ((csv_path, _csv_writer(columns, rows)), (txt_path, None)):
-        handle, temporary = tempfile.mkstemp(dir=root, prefix=f".{path.name}-")
-        with os.fdopen(handle, "w", newline="", encoding="utf-8") as out:
-            if write is not None:
-                write(out)
-            else:
-                out.write("\n\n".join(report) or "Integrity scan: nothing to report.\n")
-        os.replace(temporary, path)
-
-
-def _number(text) -> int:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return -1
-
-
-def _flag(row: dict) -> Flag:
-    """A :class:`Flag` back from a row of integrity.csv."""
-    values = {f.name: row.get(f.name) for f in dataclasses.fields(Flag)}
-    for name in ("cell", "line"):
-        values[name] = None if values[name] in (None, "") else int(values[name])
-    values["grade_id"] = values["grade_id"] or None
-    return Flag(**values)
-
-
-def _csv_writer(columns, rows):
-    """Write ``rows``, every cell through :func:`.csvsafe.cell`: a student's id or code that
-    begins like a formula (``=``, ``@``, ...) must not run in the spreadsheet that opens it."""
-
-    def write(out):
-        writer = csv.DictWriter(out, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows({key: csvsafe.cell(value) for key, value in row.items()} for row in rows)
-
-    return write

@@ -4,14 +4,14 @@ For every notebook of the assignment the runner
 
 1. reads the submitted file (``missing`` / ``unreadable`` when it cannot) and restores every
    graded cell from the instructor's notebook, as nbgrader's ``OverwriteCells`` does;
-2. runs it in a new kernel (:mod:`decompkit.course.kernels`) under the student's id, cell by
+2. runs it in a new kernel (:mod:`decompkit.course.engine.kernels`) under the student's id, cell by
    cell, each cell bounded by the cell limit and by what is left of the notebook's and the
    student's time; a cell past the cell limit is interrupted (``timeout``), a notebook past its
    own limit stops there (``time_limit``), a kernel that dies ends the notebook
    (``kernel_died``);
 3. reads every answer variable out of the kernel as plain data (``user_expressions``, which
    no input transformer sees) and judges the answers with the hidden tests in this process
-   (:func:`decompkit.course.clean_check.judge`); an item scores its points only when its test
+   (:func:`decompkit.course.engine.clean_check.judge`); an item scores its points only when its test
    passed in the kernel *and* here, so nothing the kernel writes can raise a score.
 
 It returns a :class:`NotebookOutcome` per notebook (scores, items for the grading record, the
@@ -32,6 +32,7 @@ from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from nbformat.v4.nbjson import writes as writes_json
 
+from ..sanitize import sanitize_notebook
 from .kernels import MAX_MESSAGE
 from .notebooks import (
     Source,
@@ -41,7 +42,6 @@ from .notebooks import (
     read_submission,
     runs,
 )
-from .sanitize import sanitize_notebook
 from .scoring import mark_failures, score
 
 __all__ = ["FAILED", "Limits", "NotebookOutcome", "grade_notebooks"]

@@ -2,7 +2,7 @@
 
 After a submission has run, the grader reads each answer variable out of the kernel through
 ``user_expressions`` as ``encode(value)``, a JSON string of tagged plain data; the clean check
-(:mod:`decompkit.course.clean_check`) rebuilds the values with :func:`decode` and judges them
+(:mod:`decompkit.course.engine.clean_check`) rebuilds the values with :func:`decode` and judges them
 with the instructor's hidden tests in its own process. Both halves sit in this one file so the
 format is written down once. The kernel imports it for every graded notebook, so it needs the
 standard library and NumPy only (nbformat alone would cost a grading kernel over a second).

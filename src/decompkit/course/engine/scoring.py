@@ -1,7 +1,7 @@
 """Scores of a notebook that ran: each item judged in the grader's process, never in the kernel.
 
 An item scores its points only when its hidden test passed in the kernel *and* its answers,
-read out as plain data, pass the same test here (:func:`decompkit.course.clean_check.judge`),
+read out as plain data, pass the same test here (:func:`decompkit.course.engine.clean_check.judge`),
 so nothing the kernel writes can raise a score. :func:`score` also builds the grading
 record's entry of every item (the decoded answer, a status, the exercise's hint for a wrong
 one) and the comments for nbgrader's gradebook; :func:`mark_failures` adds an error output

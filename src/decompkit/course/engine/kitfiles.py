@@ -25,8 +25,8 @@ __all__ = ["KitFiles", "package_folder"]
 
 
 def package_folder() -> Path:
-    """The folder of the ``decompkit`` package this process imported (this file's grandparent)."""
-    return Path(__file__).resolve().parents[1]
+    """The folder of the ``decompkit`` package this process imported (three levels above this file)."""
+    return Path(__file__).resolve().parents[2]
 
 
 def _digest(data: bytes) -> str:

@@ -14,7 +14,7 @@ interpreter ends with it, and the warm parent stays as it was.
 The process ends when its standard input closes, killing every child it forked that still
 runs (and their process groups). It reaps each child as it ends, so the kernels' CPU time
 counts in its own, and in the grader's once the grader has waited for it. Run it only through
-:mod:`decompkit.course.kernels`; it uses the standard library and ipykernel.
+:mod:`decompkit.course.engine.kernels`; it uses the standard library and ipykernel.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Kernels for grading: a fresh IPython kernel per notebook, started fast, stopped for sure.
 
 :class:`KernelFactory` starts each kernel as a fork of a warm process
-(:mod:`decompkit.course.forkserver`, which has ipykernel and the notebooks' imports loaded),
+(:mod:`decompkit.course.engine.forkserver`, which has ipykernel and the notebooks' imports loaded),
 so a kernel is ready in a fraction of the usual start-up. With :class:`~.sandbox.Walls` every
-kernel runs inside walls of its own (:mod:`decompkit.course.sandbox`): the grader reaches its
+kernel runs inside walls of its own (:mod:`decompkit.course.engine.sandbox`): the grader reaches its
 sockets through ``/proc/<pid>/root``, and a kernel that cannot be walled is not started. Without
 walls (``--no-sandbox``), where ``os.fork`` is missing or the warm process cannot start, it
 falls back to jupyter_client's ordinary launch. Either way each kernel talks over local
@@ -182,7 +182,7 @@ class KernelFactory:
         Start every kernel inside these walls (needs the warm process); a kernel that cannot
         be walled raises :class:`KernelStartError` rather than starting without them.
     user_namespace : bool, optional
-        Build the walls in a user namespace (see :func:`decompkit.course.sandbox.enter`).
+        Build the walls in a user namespace (see :func:`decompkit.course.engine.sandbox.enter`).
     """
 
     def __init__(
@@ -218,7 +218,7 @@ class KernelFactory:
         env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
         env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
         self.server = subprocess.Popen(
-            [sys.executable, "-c", "from decompkit.course.forkserver import main; main()"],
+            [sys.executable, "-c", "from decompkit.course.engine.forkserver import main; main()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
