@@ -987,7 +987,7 @@ def test_a_huge_worker_count_costs_no_memory():
 
 @given(st.integers(2**63, 2**200) | st.floats(2**63, 1e300))
 def test_worker_counts_beyond_int64_are_refused_naming_the_value(workers):
-    # Counts go through the shared check of decompkit._validate, which must not let a float
+    # Counts go through the shared check of decompkit.validate, which must not let a float
     # of 2**63 or more wrap around when it becomes an int64.
     with pytest.raises(ValueError, match=r"workers") as info:
         list_schedule({"a": []}, {"a": 1}, workers)

@@ -53,7 +53,7 @@ def outcomes_of_loops(runs, *args, seed, **options):
 
 
 def wilson_strict(successes, runs):
-    return batch._wilson(successes, runs, Z_STRICT)
+    return montecarlo.wilson(successes, runs, Z_STRICT)
 
 
 # ---------------------------------------------------------------- the loop is the chain
@@ -523,7 +523,7 @@ def test_simulate_broadcasts_and_returns_python_numbers_for_scalars():
 
 def test_interval_at_95_percent_is_markovs_wilson():
     sim = simulate(10, 0.9, 0.5, 15, runs=300, seed=3)
-    low, high = montecarlo._wilson(sim.successes, 300)
+    low, high = montecarlo.wilson(sim.successes, 300)
     assert_allclose([sim.low, sim.high], [low, high], rtol=1e-14)
     assert sim.low < sim.estimate < sim.high
 

@@ -17,11 +17,11 @@ from numpy.testing import assert_allclose
 
 from decompkit import markov
 from decompkit.markov import (
-    _longsum,
     collapse_horizon,
     expected_rounds,
     grounded_half_life,
     grounded_survival,
+    longsum,
     min_budget_factor,
     montecarlo,
     reference_table,
@@ -267,7 +267,7 @@ def test_extreme_parameters_stay_finite_and_in_range():
 
 
 def test_long_points_agree_with_block_sums(monkeypatch):
-    # Points beyond _longsum._LONG terms are walked one at a time outwards from their mode;
+    # Points beyond longsum._LONG terms are walked one at a time outwards from their mode;
     # force that path on ordinary points and compare with the vectorised block sums.
     args = (
         np.array([300, 1000, 50, 2000, 40]),
@@ -276,7 +276,7 @@ def test_long_points_agree_with_block_sums(monkeypatch):
         np.array([2000, 20000, 5000, 5000, 80]),
     )
     blocks = success_exact(*args)
-    monkeypatch.setattr(_longsum, "_LONG", 10)
+    monkeypatch.setattr(longsum, "_LONG", 10)
     assert_allclose(success_exact(*args), blocks, rtol=1e-11, atol=1e-300)
 
 

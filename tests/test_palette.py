@@ -20,7 +20,7 @@ from matplotlib.colors import to_rgb
 
 from decompkit.plots import dag as dag_plots
 from decompkit.plots import scheduler as scheduler_plots
-from decompkit.plots._style import DASHES, series_style
+from decompkit.plots.style import DASHES, series_style
 from decompkit.widgets import reliability as reliability_widget
 from decompkit.widgets.trace import STATES
 

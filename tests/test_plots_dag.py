@@ -15,8 +15,8 @@ from matplotlib.text import Annotation
 
 from decompkit.dag import CycleError, critical_path, generations, list_schedule
 from decompkit.examples import coding_task, migration
-from decompkit.plots._style import PALETTE
 from decompkit.plots.dag import plot_dag, plot_gantt
+from decompkit.plots.style import PALETTE
 
 CRITICAL, NORMAL = PALETTE[5], PALETTE[0]
 

@@ -6,8 +6,8 @@ from matplotlib.figure import Figure
 
 from decompkit import scheduler as sc
 from decompkit.examples import coding_task
-from decompkit.plots._style import GREY, PALETTE
 from decompkit.plots.scheduler import plot_trace_gantt
+from decompkit.plots.style import GREY, PALETTE
 
 _EXAMPLE = coding_task()
 A, A_TIME = _EXAMPLE.graph, _EXAMPLE.durations

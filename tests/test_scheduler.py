@@ -1163,7 +1163,7 @@ def test_workers_beyond_the_node_count_run_as_one_per_node(gd, extra, as_float, 
 
 @given(st.integers(2**63, 2**200) | st.floats(2**63, 1e300))
 def test_counts_beyond_int64_are_refused_naming_the_value(value):
-    # Counts go through the shared check of decompkit._validate, which must not let a float
+    # Counts go through the shared check of decompkit.validate, which must not let a float
     # of 2**63 or more wrap around when it becomes an int64.
     out = _failed_a()
     calls = [

@@ -1,4 +1,4 @@
-"""decompkit._validate: the count and probability checks every compute module relies on."""
+"""decompkit.validate: the count and probability checks every compute module relies on."""
 
 import math
 from fractions import Fraction
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decompkit._validate import (
+from decompkit.validate import (
     INT64_MAX,
     count,
     finite,

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validate import broadcast, finite_result, nonnegative
+from .validate import broadcast, finite_result, nonnegative
 
 __all__ = [
     "WorkedExample",

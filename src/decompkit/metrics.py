@@ -24,8 +24,8 @@ from fractions import Fraction
 
 from numpy import bool_ as np_bool
 
-from ._validate import finite
 from .artefact.states import ACTIVE, DONE, PENDING, Revision, Transition, check_stamp
+from .validate import finite
 
 __all__ = [
     "TimeSpent",

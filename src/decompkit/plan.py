@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import difflib
 import re
-import reprlib
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ._validate import whole
 from .dag import CycleError, topological_order
+from .validate import short, whole
 
 __all__ = [
     "PlanProblem",
@@ -35,10 +34,6 @@ STEP_KEYS = ("id", "tool", "args", "depends_on")
 #: Share of valid Blocksworld plans written by each planner (percent), the lecture's case for
 #: checking a generated plan before running it.
 BLOCKSWORLD_VALID_PLANS = {"GPT-3": 1.0, "Instruct-GPT3": 6.8, "people": 78.0}
-
-_short = reprlib.Repr()
-_short.maxstring = 40
-_short.maxother = 40
 
 # ``#E3`` (ReWOO) and ``$3`` or ``${3}`` (LLMCompiler). Digits are matched greedily, so
 # ``#E12`` is step 12, never step 1 followed by a literal "2".
@@ -113,18 +108,14 @@ def _steps(plan, required) -> tuple[list, list[PlanProblem]]:
                 PlanProblem(
                     "malformed",
                     (),
-                    f"plan must be a mapping with a 'steps' list, got {_short.repr(plan)}",
+                    f"plan must be a mapping with a 'steps' list, got {short.repr(plan)}",
                 )
             ]
         )
     steps = plan["steps"]
     if not isinstance(steps, (list, tuple)):
         raise PlanError(
-            [
-                PlanProblem(
-                    "malformed", (), f"plan['steps'] must be a list, got {_short.repr(steps)}"
-                )
-            ]
+            [PlanProblem("malformed", (), f"plan['steps'] must be a list, got {short.repr(steps)}")]
         )
     good, problems = [], []
     for position, step in enumerate(steps, start=1):
@@ -139,9 +130,7 @@ def _step_problems(step, position: int, label, required) -> list[PlanProblem]:
     where = f"step {label!r}" if _has_id(step) else f"step at position {position}"
     if not isinstance(step, Mapping):
         return [
-            PlanProblem(
-                "malformed", (label,), f"{where} must be a mapping, got {_short.repr(step)}"
-            )
+            PlanProblem("malformed", (label,), f"{where} must be a mapping, got {short.repr(step)}")
         ]
     problems = [
         PlanProblem("malformed", (label,), f"{where} is missing the key {key!r}")
@@ -153,7 +142,7 @@ def _step_problems(step, position: int, label, required) -> list[PlanProblem]:
             PlanProblem(
                 "malformed",
                 (label,),
-                f"{where} has id {_short.repr(step['id'])}; an id must be a non-empty str",
+                f"{where} has id {short.repr(step['id'])}; an id must be a non-empty str",
             )
         )
     if "tool" in step and not (isinstance(step["tool"], str) and step["tool"]):
@@ -161,7 +150,7 @@ def _step_problems(step, position: int, label, required) -> list[PlanProblem]:
             PlanProblem(
                 "malformed",
                 (label,),
-                f"{where} has tool {_short.repr(step['tool'])}; a tool must be a non-empty str",
+                f"{where} has tool {short.repr(step['tool'])}; a tool must be a non-empty str",
             )
         )
     if "args" in step and not isinstance(step["args"], (Mapping, list, tuple, str)):
@@ -169,7 +158,7 @@ def _step_problems(step, position: int, label, required) -> list[PlanProblem]:
             PlanProblem(
                 "malformed",
                 (label,),
-                f"{where} has args {_short.repr(step['args'])}; args must be a mapping, "
+                f"{where} has args {short.repr(step['args'])}; args must be a mapping, "
                 "a list or a str",
             )
         )
@@ -180,7 +169,7 @@ def _step_problems(step, position: int, label, required) -> list[PlanProblem]:
                 PlanProblem(
                     "malformed",
                     (label,),
-                    f"{where} has depends_on {_short.repr(deps)}; it must be a list of step ids",
+                    f"{where} has depends_on {short.repr(deps)}; it must be a list of step ids",
                 )
             )
     return problems

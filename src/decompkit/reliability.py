@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import broadcast, large_count, probability, scalar_or_array
+from .validate import broadcast, large_count, probability, scalar_or_array
 
 __all__ = [
     "chain_success",

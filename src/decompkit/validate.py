@@ -1,4 +1,4 @@
-"""Boundary checks shared by the compute modules.
+"""Boundary checks shared by the compute modules, and the one shortened ``repr`` of a message.
 
 Every public function validates its arguments once, here, and raises a ``ValueError`` that
 names the argument and shows the offending value. A count is a whole number; :func:`count`
@@ -6,6 +6,10 @@ returns it as an exact int64 and refuses what int64 cannot hold, :func:`large_co
 it as a float for formulas such as :math:`p^n` that stay right for any size of :math:`n`.
 :func:`whole` and :func:`finite` check one scalar and return it as a plain Python number;
 :func:`finite_result` is the one overflow check of a formula computed in plain floats.
+:data:`short` cuts a long value to 60 characters wherever an error message shows it.
+
+Every room of the package imports this module (it sits at the bottom of the import table in
+``docs/architecture.md``), so every name here without an underscore is public.
 """
 
 from __future__ import annotations
@@ -16,14 +20,29 @@ import reprlib
 
 import numpy as np
 
-__all__: list[str] = []
+__all__ = [
+    "INT64_MAX",
+    "short",
+    "probability",
+    "nonnegative",
+    "count",
+    "large_count",
+    "whole",
+    "finite",
+    "single",
+    "flag",
+    "random_generator",
+    "broadcast",
+    "scalar_or_array",
+    "finite_result",
+]
 
 #: The largest int64, the default upper bound of :func:`count`.
 INT64_MAX = 2**63 - 1
 
 #: A ``repr`` that cuts long values, for error messages.
-_short = reprlib.Repr()
-_short.maxstring = _short.maxother = _short.maxlong = 60
+short = reprlib.Repr()
+short.maxstring = short.maxother = short.maxlong = 60
 
 
 def _first_bad(arr: np.ndarray, bad: np.ndarray):
@@ -34,7 +53,7 @@ def _first_bad(arr: np.ndarray, bad: np.ndarray):
 
 def _shown(value, arr: np.ndarray, bad: np.ndarray) -> str:
     """The offending value for a message: the argument itself if scalar, else its first bad."""
-    return _short.repr(value if arr.ndim == 0 else _first_bad(arr, bad))
+    return short.repr(value if arr.ndim == 0 else _first_bad(arr, bad))
 
 
 def _is_int(x) -> bool:
@@ -63,11 +82,11 @@ def _numbers(name: str, value) -> np.ndarray:
         except OverflowError:
             raise ValueError(
                 f"{name} holds a number beyond the float range (about 1.8e308), "
-                f"got {_short.repr(value)}"
+                f"got {short.repr(value)}"
             ) from None
     if kind == "O" and arr.ndim == 0 and isinstance(value, numbers.Real):
         return np.asarray(float(value))
-    raise ValueError(f"{name} must be a number or an array of numbers, got {_short.repr(value)}")
+    raise ValueError(f"{name} must be a number or an array of numbers, got {short.repr(value)}")
 
 
 def _as_float_array(name: str, value) -> np.ndarray:
@@ -78,7 +97,7 @@ def _as_float_array(name: str, value) -> np.ndarray:
         except OverflowError:
             raise ValueError(
                 f"{name} holds a number beyond the float range (about 1.8e308), "
-                f"got {_short.repr(value)}"
+                f"got {short.repr(value)}"
             ) from None
     return arr.astype(float, copy=False)
 
@@ -277,7 +296,7 @@ def whole(name: str, value, *, minimum: int) -> int:
     except ValueError:  # a ragged nested list
         scalar = False
     if not scalar:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {_short.repr(value)}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {short.repr(value)}")
     return int(count(name, value, minimum=minimum))
 
 
@@ -307,7 +326,7 @@ def finite(name: str, value):
             number = math.inf
         if math.isfinite(number):
             return number
-    raise ValueError(f"{name} must be a finite number, got {_short.repr(value)}")
+    raise ValueError(f"{name} must be a finite number, got {short.repr(value)}")
 
 
 def single(name: str, arr: np.ndarray):

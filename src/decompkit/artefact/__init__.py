@@ -9,43 +9,18 @@ What lives where: :mod:`~decompkit.artefact.states` holds the vocabulary (states
 transition table, :class:`Step`, the event records, :class:`Progress`);
 :mod:`~decompkit.artefact.revisions` finds every problem of a candidate plan;
 :mod:`~decompkit.artefact.plan` holds :class:`Plan` and its errors, and
-:mod:`~decompkit.artefact.migration` plays the lecture's migration on a plan. The package may
-import :mod:`decompkit.dag` and :mod:`decompkit.plan`; :mod:`decompkit.metrics` builds on it.
+:mod:`~decompkit.artefact.migration` plays the lecture's migration on a plan. The package lifts
+the ``__all__`` of ``states``, ``plan`` and ``migration``. It may import :mod:`decompkit.dag`
+and :mod:`decompkit.plan`; :mod:`decompkit.metrics` builds on it.
 """
 
-from .migration import migration_scenario, migration_stages
-from .plan import Plan, RevisionError, TransitionError
-from .states import (
-    ABANDONED,
-    ACTIVE,
-    BLOCKED,
-    DONE,
-    NEEDS_REASON,
-    PENDING,
-    TRANSITIONS,
-    Progress,
-    Revision,
-    State,
-    Step,
-    Transition,
-)
+from . import migration, plan, states
+from .migration import *  # noqa: F403
+from .plan import *  # noqa: F403
+from .states import *  # noqa: F403
 
 __all__ = [
-    "State",
-    "PENDING",
-    "ACTIVE",
-    "BLOCKED",
-    "DONE",
-    "ABANDONED",
-    "TRANSITIONS",
-    "NEEDS_REASON",
-    "TransitionError",
-    "RevisionError",
-    "Step",
-    "Transition",
-    "Revision",
-    "Progress",
-    "Plan",
-    "migration_stages",
-    "migration_scenario",
+    *states.__all__,
+    *plan.__all__,
+    *migration.__all__,
 ]

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..plan import PlanError, PlanProblem
+from ..validate import short
 from .revisions import (
     as_edges,
     as_ids,
@@ -59,7 +60,6 @@ from .states import (
     as_state,
     is_text,
     required_text,
-    short,
 )
 
 __all__ = ["TransitionError", "RevisionError", "Plan"]

@@ -14,7 +14,8 @@ from dataclasses import replace
 
 from ..dag import CycleError, ancestors, descendants, topological_order
 from ..plan import PlanProblem
-from .states import ACTIVE, BLOCKED, DONE, PENDING, Step, is_text, short
+from ..validate import short
+from .states import ACTIVE, BLOCKED, DONE, PENDING, Step, is_text
 
 __all__ = [
     "as_step",

@@ -6,17 +6,18 @@ move is a :class:`Transition`, each change of the graph a :class:`Revision`, and
 :class:`Progress` reports :math:`|D \cap V_0| / |V_0|` beside :math:`|D \cap V_t| / |V_t
 \setminus A|`. The records are frozen; :class:`decompkit.artefact.Plan` makes new ones as it
 changes, and :mod:`decompkit.artefact`, their public home, re-exports the states, the table,
-the records and :class:`Progress`.
+the records and :class:`Progress`. :func:`as_state`, :func:`is_text`, :func:`required_text` and
+:func:`check_stamp` are the checks the rest of the artefact (and :mod:`decompkit.metrics`)
+share; they are public but stay out of ``__all__``, so the package does not lift them.
 """
 
 from __future__ import annotations
 
-import reprlib
 from dataclasses import KW_ONLY, dataclass
 from enum import Enum
 from types import MappingProxyType
 
-from .._validate import finite, whole
+from ..validate import finite, short, whole
 
 __all__ = [
     "State",
@@ -31,17 +32,7 @@ __all__ = [
     "Transition",
     "Revision",
     "Progress",
-    "as_state",
-    "is_text",
-    "required_text",
-    "check_stamp",
-    "short",
 ]
-
-#: A ``repr`` that cuts long values, for error messages.
-short = reprlib.Repr()
-short.maxstring = 60
-short.maxother = 60
 
 
 class State(str, Enum):

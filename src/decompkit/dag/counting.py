@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
-from ._index import _gc_paused, _index, _Indexed, _short
-from ._kahn import _kahn
+from ..validate import short
+from .indexed import Indexed, gc_paused, index_graph
+from .kahn import reverse_kahn
 
 __all__ = ["count_topological_orders", "MAX_COUNT_COMPONENT"]
 
@@ -65,9 +66,9 @@ def count_topological_orders(graph, *, strict: bool = False) -> int:
     >>> count_topological_orders({"x": [], "y": [], "z": []})
     6
     """
-    with _gc_paused():
-        g = _index(graph, strict, self_loops=False)
-        _kahn(g)
+    with gc_paused():
+        g = index_graph(graph, strict, self_loops=False)
+        reverse_kahn(g)
     n = len(g.nodes)
     components = _components(g)
     for comp in components:
@@ -75,7 +76,7 @@ def count_topological_orders(graph, *, strict: bool = False) -> int:
             raise ValueError(
                 f"count_topological_orders refuses a connected component of {len(comp)} nodes "
                 f"(at most {MAX_COUNT_COMPONENT}: the count takes time and memory 2^size); "
-                f"it contains {_short.repr(g.nodes[comp[0]])}"
+                f"it contains {short.repr(g.nodes[comp[0]])}"
             )
     total = 1
     placed = 0
@@ -86,7 +87,7 @@ def count_topological_orders(graph, *, strict: bool = False) -> int:
     return total
 
 
-def _components(g: _Indexed) -> list[list[int]]:
+def _components(g: Indexed) -> list[list[int]]:
     """Weakly connected components, each as a sorted list of indices."""
     n = len(g.nodes)
     adjacency = [list(ps) for ps in g.preds]
@@ -111,7 +112,7 @@ def _components(g: _Indexed) -> list[list[int]]:
     return out
 
 
-def _count_component(g: _Indexed, comp: list[int]) -> int:
+def _count_component(g: Indexed, comp: list[int]) -> int:
     m = len(comp)
     if m <= 2:
         return 1  # one node, or two joined by an edge (connected, so ordered)

@@ -6,15 +6,19 @@ sources) and :math:`EF_v = ES_v + d_v`; the makespan with unlimited workers is
 backward pass gives :math:`LF_u = \min_{u \to v} LS_v` (:math:`T_\infty` for sinks),
 :math:`LS_v = LF_v - d_v` and the slack :math:`LS_v - ES_v`: how late a node may start
 without delaying the plan (Kelley & Walker 1959).
+
+:func:`cpm_passes`, the two passes on an indexed graph, is public for
+:mod:`decompkit.dag.list_scheduling`, which ranks by the same tails; the package lifts only
+``__all__``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._index import _gc_paused, _index, _Indexed
-from ._inputs import durations as _durations
-from ._kahn import _kahn, _layer_passes
+from .indexed import Indexed, gc_paused, index_graph
+from .inputs import durations as _durations
+from .kahn import layer_passes, reverse_kahn
 
 __all__ = ["CriticalPath", "critical_path"]
 
@@ -91,11 +95,11 @@ def critical_path(graph, durations, *, strict: bool = False) -> CriticalPath:
     >>> cp.makespan, cp.path, cp.slack["tests"], cp.serial_time
     (9, ['spec', 'fetch', 'code', 'run'], 5, 11)
     """
-    with _gc_paused():
-        g = _index(graph, strict, self_loops=False)
+    with gc_paused():
+        g = index_graph(graph, strict, self_loops=False)
         d = _durations(g, durations)
         zero = 0 if not d or type(d[0]) is int else 0.0
-        es, ef, tail = _passes(g, d)
+        es, ef, tail = cpm_passes(g, d)
         makespan = max(ef, default=zero)
         lf = [makespan - t for t in tail]
         ls = [f - x for f, x in zip(lf, d, strict=True)]
@@ -118,24 +122,24 @@ def critical_path(graph, durations, *, strict: bool = False) -> CriticalPath:
 _EDGES_PER_LAYER = 512
 
 
-def _passes(g: _Indexed, d: list) -> tuple[list, list, list]:
+def cpm_passes(g: Indexed, d: list) -> tuple[list, list, list]:
     """Earliest starts, earliest finishes and tails (longest duration after each node).
 
-    Both passes walk the order of Kahn's pass on the reversed graph (:func:`_kahn`), sinks
+    Both passes walk the order of Kahn's pass on the reversed graph (:func:`reverse_kahn`), sinks
     first: every successor of a node comes before it. The backward pass pushes
     ``tail[v] + d[v]`` to each predecessor, from the sinks up; the forward pass takes
     ``ES[v] = max EF[u]`` over the predecessors, in the reverse order (a topological one).
     Wide, shallow graphs run the same arithmetic one height layer at a time with NumPy
-    (:func:`_layer_passes`), unless int durations could overflow int64; the results are
+    (:func:`layer_passes`), unless int durations could overflow int64; the results are
     identical.
     """
     preds = g.preds
     n = len(preds)
-    queue, height = _kahn(g)
+    queue, height = reverse_kahn(g)
     n_layers = max(height, default=-1) + 1
     ints = not d or type(d[0]) is int
     if len(g.flat) >= _EDGES_PER_LAYER * max(n_layers, 8) and not (ints and sum(d) >= 2**62):
-        return _layer_passes(g, queue, height, d, ints)
+        return layer_passes(g, queue, height, d, ints)
     zero = 0 if ints else 0.0
     tail = [zero] * n
     for v in queue:
@@ -155,7 +159,7 @@ def _passes(g: _Indexed, d: list) -> tuple[list, list, list]:
     return es, ef, tail
 
 
-def _path(g: _Indexed, ef: list, es: list, makespan) -> list[int]:
+def _path(g: Indexed, ef: list, es: list, makespan) -> list[int]:
     """One longest path, from a source to a sink, ties by first appearance."""
     if not ef:
         return []

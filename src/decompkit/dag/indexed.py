@@ -1,27 +1,28 @@
 """Graph input at the boundary: one validation pass that indexes the nodes.
 
 Every function of :mod:`decompkit.dag` (and the scheduler) starts here. A graph is
-``{node: iterable of predecessors}``; :func:`_index` reads each predecessor iterable exactly
+``{node: iterable of predecessors}``; :func:`index_graph` reads each predecessor iterable exactly
 once (so generators and iterators work), checks the mapping, and numbers the nodes by first
 appearance: the keys in order, then nodes met only as predecessors, as first seen. Everything
 after works on those integers and never compares nodes.
+
+The package lifts :class:`CycleError` alone; :class:`Indexed`, :func:`index_graph` and the small
+graph helpers after it are public for the rest of :mod:`decompkit.dag` and for
+:mod:`decompkit.scheduler`, which start from the same index.
 """
 
 from __future__ import annotations
 
 import gc
-import reprlib
 from collections.abc import Hashable, Mapping
 from contextlib import contextmanager
 from itertools import chain
 
 import numpy as np
 
-__all__ = ["CycleError"]
+from ..validate import short
 
-_short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
+__all__ = ["CycleError"]
 
 
 class CycleError(ValueError):
@@ -46,7 +47,7 @@ class CycleError(ValueError):
         return type(self), (self.cycle, self._detail)
 
 
-class _Indexed:
+class Indexed:
     """A validated graph: nodes in first-appearance order and integer predecessor lists."""
 
     __slots__ = ("nodes", "index", "preds", "_succ", "outdeg", "flat")
@@ -56,7 +57,7 @@ class _Indexed:
         self.index = index
         self.preds = preds
         self._succ = None
-        self.outdeg = None  # successor counts (with multiplicity), set by _kahn
+        self.outdeg = None  # successor counts (with multiplicity), set by reverse_kahn
         self.flat = None  # all predecessor lists concatenated (numpy intp array)
 
     @property
@@ -82,7 +83,7 @@ class _Indexed:
             items = list(items)
         except TypeError:
             raise ValueError(
-                f"{name} must be an iterable of nodes, got {_short.repr(items)}"
+                f"{name} must be an iterable of nodes, got {short.repr(items)}"
             ) from None
         index = self.index
         out = []
@@ -90,13 +91,13 @@ class _Indexed:
             try:
                 out.append(index[item])
             except (KeyError, TypeError):
-                raise ValueError(f"unknown node {_short.repr(item)} in {name}") from None
+                raise ValueError(f"unknown node {short.repr(item)} in {name}") from None
         return out
 
 
-def _index(
+def index_graph(
     graph, strict: bool = False, self_loops: bool = True, distinct: bool = False
-) -> _Indexed:
+) -> Indexed:
     """Validate ``graph`` once and index its nodes by first appearance.
 
     Each predecessor iterable is read exactly once, here. ``self_loops=False`` skips the
@@ -106,7 +107,7 @@ def _index(
     """
     if not isinstance(graph, Mapping):
         raise ValueError(
-            f"graph must be a mapping {{node: iterable of predecessors}}, got {_short.repr(graph)}"
+            f"graph must be a mapping {{node: iterable of predecessors}}, got {short.repr(graph)}"
         )
     keys = list(graph)
     pred_lists = list(graph.values())
@@ -125,21 +126,21 @@ def _index(
     if self_loops:
         for i, ps in enumerate(preds_int):
             if i in ps:
-                raise _self_loop(nodes[i])
-    g = _Indexed(nodes, index, preds_int)
+                raise self_loop_error(nodes[i])
+    g = Indexed(nodes, index, preds_int)
     g.flat = np.fromiter(
         chain.from_iterable(preds_int), dtype=np.intp, count=sum(map(len, preds_int))
     )
     return g
 
 
-def _as_mapping(g: _Indexed) -> dict:
+def as_mapping(g: Indexed) -> dict:
     """``{node: [distinct predecessors]}`` with every node a key, in first-appearance order."""
     nodes = g.nodes
     return {nodes[v]: [nodes[u] for u in dict.fromkeys(ps)] for v, ps in enumerate(g.preds)}
 
 
-def _reach(adjacency: list[list[int]], starts: list[int]) -> set[int]:
+def reach(adjacency: list[list[int]], starts: list[int]) -> set[int]:
     """Indices reachable from ``starts`` by one or more steps along ``adjacency``."""
     seen: set[int] = set()
     stack = []
@@ -166,7 +167,7 @@ def _pred_list(node, preds) -> list | tuple:
         return list(preds)
     except TypeError:
         raise ValueError(
-            f"predecessors of node {node!r} must be an iterable of nodes, got {_short.repr(preds)}"
+            f"predecessors of node {node!r} must be an iterable of nodes, got {short.repr(preds)}"
         ) from None
 
 
@@ -174,10 +175,8 @@ def _index_slow(keys: list, pred_lists: list, strict: bool):
     """Index a graph whose predecessors include non-keys (or unhashable values)."""
     for node, preds in zip(keys, pred_lists, strict=True):
         for pred in preds:
-            if not isinstance(pred, Hashable) or _unhashable(pred):
-                raise ValueError(
-                    f"predecessor {_short.repr(pred)} of node {node!r} is not hashable"
-                )
+            if not isinstance(pred, Hashable) or unhashable(pred):
+                raise ValueError(f"predecessor {short.repr(pred)} of node {node!r} is not hashable")
     order = dict.fromkeys(chain(keys, chain.from_iterable(pred_lists)))
     nodes = list(order)
     n_keys = len(keys)
@@ -196,7 +195,7 @@ def _index_slow(keys: list, pred_lists: list, strict: bool):
     return nodes, index, preds_int
 
 
-def _unhashable(obj) -> bool:
+def unhashable(obj) -> bool:
     try:
         hash(obj)
     except TypeError:
@@ -204,12 +203,12 @@ def _unhashable(obj) -> bool:
     return False
 
 
-def _self_loop(node) -> CycleError:
+def self_loop_error(node) -> CycleError:
     return CycleError([node, node], f" (node {node!r} lists itself as a predecessor)")
 
 
 @contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause the cyclic garbage collector while a pass allocates many acyclic lists.
 
     The graph passes build O(V + E) lists that can never form reference cycles; with the

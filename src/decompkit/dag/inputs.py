@@ -4,7 +4,7 @@
 (:mod:`decompkit.scheduler`) take the same durations, resource keys and priorities; they all
 check them here, on the indexed graph, so every error has one wording and names the argument
 and the offending value. Counts (workers, kappa, limits) go through
-:func:`decompkit._validate.whole`.
+:func:`decompkit.validate.whole`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,18 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._index import _Indexed, _short
+from ..validate import short
+from .indexed import Indexed
 
-__all__: list[str] = []
+__all__ = ["unknown_node", "durations", "resources", "priority_rule", "priority_values"]
 
 
 def unknown_node(name: str, node) -> ValueError:
     """The error for a mapping argument that names a node the graph does not have."""
-    return ValueError(f"{name} names node {_short.repr(node)}, which is not in the graph")
+    return ValueError(f"{name} names node {short.repr(node)}, which is not in the graph")
 
 
-def durations(g: _Indexed, durations) -> list:
+def durations(g: Indexed, durations) -> list:
     """Durations as a list by node index: all ints, or all floats if any is not integral.
 
     Every node needs an entry, a finite number >= 0 (a bool is not a number here); a key that
@@ -36,7 +37,7 @@ def durations(g: _Indexed, durations) -> list:
     """
     if not isinstance(durations, Mapping):
         raise ValueError(
-            f"durations must be a mapping {{node: duration}}, got {_short.repr(durations)}"
+            f"durations must be a mapping {{node: duration}}, got {short.repr(durations)}"
         )
     nodes = g.nodes
     if len(durations) == len(nodes):
@@ -75,7 +76,7 @@ def durations(g: _Indexed, durations) -> list:
             integral = False
         if not good:
             raise ValueError(
-                f"duration of node {node!r} must be a finite number >= 0, got {_short.repr(x)}"
+                f"duration of node {node!r} must be a finite number >= 0, got {short.repr(x)}"
             )
         d[i] = x
     if len(durations) < len(d):
@@ -90,7 +91,7 @@ def durations(g: _Indexed, durations) -> list:
         except OverflowError:
             raise ValueError(
                 f"duration of node {node!r} is too large to mix with float durations, "
-                f"got {_short.repr(x)}"
+                f"got {short.repr(x)}"
             ) from None
     return _finite_sum(floats)
 
@@ -106,7 +107,7 @@ def _finite_sum(d: list[float]) -> list[float]:
     return d
 
 
-def resources(g: _Indexed, resources) -> list[frozenset]:
+def resources(g: Indexed, resources) -> list[frozenset]:
     """Per node index, a frozenset of resource keys (empty when the node needs none)."""
     none: frozenset = frozenset()
     sets = [none] * len(g.nodes)
@@ -114,7 +115,7 @@ def resources(g: _Indexed, resources) -> list[frozenset]:
         return sets
     if not isinstance(resources, Mapping):
         raise ValueError(
-            f"resources must be a mapping {{node: iterable of keys}}, got {_short.repr(resources)}"
+            f"resources must be a mapping {{node: iterable of keys}}, got {short.repr(resources)}"
         )
     for node, keys in resources.items():
         i = g.index.get(node)
@@ -130,7 +131,7 @@ def resources(g: _Indexed, resources) -> list[frozenset]:
         except TypeError:
             raise ValueError(
                 f"resources of node {node!r} must be an iterable of hashable keys, "
-                f"got {_short.repr(keys)}"
+                f"got {short.repr(keys)}"
             ) from None
     return sets
 
@@ -142,16 +143,16 @@ def priority_rule(priority):
     if callable(priority) and not isinstance(priority, str):
         return priority
     raise ValueError(
-        f"priority must be 'critical', 'input' or a callable, got {_short.repr(priority)}"
+        f"priority must be 'critical', 'input' or a callable, got {short.repr(priority)}"
     )
 
 
-def priority_values(g: _Indexed, priority) -> list:
+def priority_values(g: Indexed, priority) -> list:
     """``priority(node)`` for every node by index, each checked to be a number (not NaN)."""
     values = []
     for node in g.nodes:
         p = priority(node)
         if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real) or math.isnan(p):
-            raise ValueError(f"priority({node!r}) must return a number, got {_short.repr(p)}")
+            raise ValueError(f"priority({node!r}) must return a number, got {short.repr(p)}")
         values.append(p)
     return values

@@ -3,11 +3,11 @@
 :mod:`decompkit.dag.orders` and :mod:`decompkit.dag.cpm` read like the lecture and call these
 for speed; each function states the plain procedure it reproduces exactly.
 
-- :func:`_kahn`: Kahn's algorithm on the reversed graph (no successor index needed), giving
+- :func:`reverse_kahn`: Kahn's algorithm on the reversed graph (no successor index needed), giving
   an order by height and every node's height; names one cycle on failure.
-- :func:`_flat_index` and :func:`_kahn_forward`: the FIFO Kahn order of the lecture, one
+- :func:`flat_index` and :func:`kahn_forward`: the FIFO Kahn order of the lecture, one
   Kahn layer at a time with NumPy when a layer has many edges.
-- :func:`_layer_passes`: the critical path method's forward and backward passes, one height
+- :func:`layer_passes`: the critical path method's forward and backward passes, one height
   layer at a time with NumPy (the wide, shallow graphs of ``bench/bench_dag.py``).
 """
 
@@ -18,12 +18,12 @@ from itertools import chain
 
 import numpy as np
 
-from ._index import CycleError, _Indexed, _self_loop
+from .indexed import CycleError, Indexed, self_loop_error
 
-__all__: list[str] = []
+__all__ = ["reverse_kahn", "flat_index", "kahn_forward", "fifo_order", "layer_passes"]
 
 
-def _kahn(g: _Indexed) -> tuple[list[int], list[int]]:
+def reverse_kahn(g: Indexed) -> tuple[list[int], list[int]]:
     """Kahn's algorithm on the reversed graph: ``(exit_order, height)``; CycleError on a cycle.
 
     The predecessor lists already are the successor lists of the reversed graph, so no
@@ -54,12 +54,12 @@ def _kahn(g: _Indexed) -> tuple[list[int], list[int]]:
     return queue, height
 
 
-def _flat_index(graph) -> tuple[list, np.ndarray, np.ndarray] | None:
+def flat_index(graph) -> tuple[list, np.ndarray, np.ndarray] | None:
     """``(nodes, flat predecessors, lengths)`` without per-node lists, for the common case.
 
     Only for a mapping whose values are all lists or tuples of keys; anything else (a
     predecessor that is not a key, a value of another type) returns None, and the caller
-    takes the validating :func:`_index` instead.
+    takes the validating :func:`index_graph` instead.
     """
     if not isinstance(graph, Mapping):
         return None
@@ -79,7 +79,7 @@ def _flat_index(graph) -> tuple[list, np.ndarray, np.ndarray] | None:
     return keys, flat, lengths
 
 
-def _kahn_forward(flat: np.ndarray, lengths: np.ndarray) -> list[int] | None:
+def kahn_forward(flat: np.ndarray, lengths: np.ndarray) -> list[int] | None:
     """Kahn's algorithm with a FIFO queue; node indices in emission order, None on a cycle.
 
     With a FIFO queue the emission runs layer by layer: every node of one Kahn layer leaves
@@ -132,17 +132,17 @@ def _kahn_forward(flat: np.ndarray, lengths: np.ndarray) -> list[int] | None:
     return np.concatenate(emitted).tolist()
 
 
-def _fifo_order(g: _Indexed) -> list[int] | None:
-    """:func:`_kahn_forward` on an indexed graph: the lecture's Kahn order, None on a cycle."""
+def fifo_order(g: Indexed) -> list[int] | None:
+    """:func:`kahn_forward` on an indexed graph: the lecture's Kahn order, None on a cycle."""
     lengths = np.fromiter(map(len, g.preds), dtype=np.intp, count=len(g.preds))
-    return _kahn_forward(g.flat, lengths)
+    return kahn_forward(g.flat, lengths)
 
 
 #: Below this many edges, a Kahn layer is walked in Python rather than with NumPy.
 _SMALL_LAYER = 64
 
 
-def _cycle_error(g: _Indexed, waiting: list[int]) -> CycleError:
+def _cycle_error(g: Indexed, waiting: list[int]) -> CycleError:
     """A CycleError naming one cycle among the nodes Kahn's pass left behind.
 
     A left-over node still waits on a left-over successor, so a walk along left-over
@@ -153,7 +153,7 @@ def _cycle_error(g: _Indexed, waiting: list[int]) -> CycleError:
     preds = g.preds
     for v in left:
         if v in preds[v]:
-            return _self_loop(g.nodes[v])
+            return self_loop_error(g.nodes[v])
     left_set = set(left)
     succ: dict[int, list[int]] = {v: [] for v in left}
     for v in left:
@@ -173,14 +173,14 @@ def _cycle_error(g: _Indexed, waiting: list[int]) -> CycleError:
     return CycleError([g.nodes[i] for i in cycle + [cycle[0]]])
 
 
-def _layer_passes(g: _Indexed, queue: list[int], height: list[int], d: list, ints: bool):
+def layer_passes(g: Indexed, queue: list[int], height: list[int], d: list, ints: bool):
     """Earliest starts, earliest finishes and tails, one height layer at a time with NumPy.
 
-    ``queue`` and ``height`` come from :func:`_kahn`: a node's successors all sit in lower
+    ``queue`` and ``height`` come from :func:`reverse_kahn`: a node's successors all sit in lower
     layers and its predecessors in higher ones. The backward pass pushes ``tail[v] + d[v]``
     to each predecessor, layer by layer from the sinks; the forward pass takes
     ``ES[v] = max EF[u]`` over predecessors, from the top layer down: the same operations, in
-    the same order, as the plain passes of :func:`decompkit.dag.cpm._passes`.
+    the same order, as the plain passes of :func:`decompkit.dag.cpm.cpm_passes`.
     """
     preds = g.preds
     n = len(preds)

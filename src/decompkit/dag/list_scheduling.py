@@ -4,6 +4,10 @@ At every event time each free worker takes the highest-priority ready task, then
 to the next finish. A list scheduler that never idles while a task is ready finishes within
 :math:`T \le W/m + (1 - 1/m)\,T_\infty \le (2 - 1/m)\,T_{opt}`, with :math:`W = \sum_v d_v`
 the work and :math:`T_\infty` the critical path (:mod:`decompkit.dag.cpm`).
+
+:func:`dispatch_ranks`, the heap keys of a priority rule, is public for the scheduler
+(:mod:`decompkit.scheduler`), which dispatches by the same keys; the package lifts only
+``__all__``.
 """
 
 from __future__ import annotations
@@ -11,13 +15,13 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from .._validate import whole
-from ._index import _gc_paused, _index, _Indexed
-from ._inputs import durations as _durations
-from ._inputs import priority_rule, priority_values
-from ._inputs import resources as _resources
-from ._kahn import _kahn
-from .cpm import _passes
+from ..validate import whole
+from .cpm import cpm_passes
+from .indexed import Indexed, gc_paused, index_graph
+from .inputs import durations as _durations
+from .inputs import priority_rule, priority_values
+from .inputs import resources as _resources
+from .kahn import reverse_kahn
 
 __all__ = ["Schedule", "list_schedule"]
 
@@ -124,10 +128,10 @@ def list_schedule(
     7
     """
     m = whole("workers", workers, minimum=1)
-    with _gc_paused():
-        g = _index(graph, strict, self_loops=False)
+    with gc_paused():
+        g = index_graph(graph, strict, self_loops=False)
         d = _durations(g, durations)
-        rank = _ranks(g, d, priority)
+        rank = dispatch_ranks(g, d, priority)
         held_by = _resources(g, resources)
         succ = g.succ
         n = len(d)
@@ -184,7 +188,7 @@ def list_schedule(
         )
 
 
-def _ranks(g: _Indexed, d: list, priority) -> list:
+def dispatch_ranks(g: Indexed, d: list, priority) -> list:
     """Heap keys per node: smaller starts first (ties fall to the node index).
 
     ``"critical"`` ranks by bottom level (a node's duration plus the longest chain of
@@ -194,9 +198,9 @@ def _ranks(g: _Indexed, d: list, priority) -> list:
     """
     rule = priority_rule(priority)
     if rule == "critical":
-        _, _, tail = _passes(g, d)
+        _, _, tail = cpm_passes(g, d)
         return [-(t + x) for t, x in zip(tail, d, strict=True)]
-    _kahn(g)
+    reverse_kahn(g)
     if rule == "input":
         return [0] * len(d)
     return [-p for p in priority_values(g, rule)]

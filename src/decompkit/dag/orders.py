@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .._validate import whole
-from ._index import _as_mapping, _gc_paused, _index, _Indexed, _reach, _short
-from ._kahn import _fifo_order, _flat_index, _kahn, _kahn_forward
+from ..validate import short, whole
+from .indexed import Indexed, as_mapping, gc_paused, index_graph, reach
+from .kahn import fifo_order, flat_index, kahn_forward, reverse_kahn
 
 __all__ = [
     "predecessors_map",
@@ -68,7 +68,7 @@ def predecessors_map(graph, *, strict: bool = False) -> dict:
     >>> predecessors_map({"b": ["a"], "c": ["a", "b", "a"]})
     {'b': ['a'], 'c': ['a', 'b'], 'a': []}
     """
-    return _as_mapping(_index(graph, strict))
+    return as_mapping(index_graph(graph, strict))
 
 
 def successors_map(graph, *, strict: bool = False) -> dict:
@@ -97,7 +97,7 @@ def successors_map(graph, *, strict: bool = False) -> dict:
     >>> successors_map({"b": ["a"], "c": ["a", "b"]})
     {'b': ['c'], 'c': [], 'a': ['b', 'c']}
     """
-    g = _index(graph, strict)
+    g = index_graph(graph, strict)
     nodes = g.nodes
     return {nodes[u]: [nodes[v] for v in dict.fromkeys(s)] for u, s in enumerate(g.succ)}
 
@@ -137,7 +137,7 @@ def topological_order(graph, *, strict: bool = False) -> list:
     popped node's successors are visited in first-appearance order, each joining the queue
     when its last predecessor leaves - exactly the procedure done by hand in the lecture, so
     a student's hand-run Kahn gives the same list. The queue at any moment is the ready set.
-    The pass runs in the flat engine of ``decompkit.dag._kahn`` (one Kahn layer at a time
+    The pass runs in the flat engine of ``decompkit.dag.kahn`` (one Kahn layer at a time
     with NumPy, as ``bench/bench_dag.py`` asked), which gives exactly this list; it never
     compares nodes. Any order that :func:`is_topological_order` accepts is equally
     valid; :func:`generations` gives the layers.
@@ -151,18 +151,18 @@ def topological_order(graph, *, strict: bool = False) -> list:
     ...
     decompkit.dag.CycleError: graph has a cycle: 'a' -> 'b' -> 'c' -> 'a'
     """
-    with _gc_paused():
-        quick = None if strict else _flat_index(graph)
+    with gc_paused():
+        quick = None if strict else flat_index(graph)
         if quick is not None:
             nodes, flat, lengths = quick
-            order = _kahn_forward(flat, lengths)
+            order = kahn_forward(flat, lengths)
         else:
-            g = _index(graph, strict, self_loops=False)
-            nodes, order = g.nodes, _fifo_order(g)
+            g = index_graph(graph, strict, self_loops=False)
+            nodes, order = g.nodes, fifo_order(g)
         if order is None:  # a cycle: the reverse pass names one
             if quick is not None:  # values are lists or tuples here, safe to read again
-                g = _index(graph, strict, self_loops=False)
-            _kahn(g)
+                g = index_graph(graph, strict, self_loops=False)
+            reverse_kahn(g)
         return list(map(nodes.__getitem__, order))
 
 
@@ -199,11 +199,11 @@ def generations(graph, *, strict: bool = False) -> list[list]:
     >>> generations({"a": [], "b": ["a"], "c": ["a"], "d": ["b", "c"], "e": []})
     [['a', 'e'], ['b', 'c'], ['d']]
     """
-    with _gc_paused():
-        g = _index(graph, strict, self_loops=False)
+    with gc_paused():
+        g = index_graph(graph, strict, self_loops=False)
         preds = g.preds
         depth = [0] * len(preds)
-        for v in reversed(_kahn(g)[0]):
+        for v in reversed(reverse_kahn(g)[0]):
             ps = preds[v]
             if ps:
                 depth[v] = 1 + max(map(depth.__getitem__, ps))
@@ -256,7 +256,7 @@ def ready_set(graph, done=(), running=(), blocked=(), *, strict: bool = False) -
     >>> ready_set(g, done=["a"], running=["b"])
     ['c']
     """
-    g = _index(graph, strict)
+    g = index_graph(graph, strict)
     finished = set(g.lookup("done", done))
     busy = finished.union(g.lookup("running", running), g.lookup("blocked", blocked))
     nodes = g.nodes
@@ -303,8 +303,8 @@ def descendants(graph, nodes, *, strict: bool = False) -> set:
     >>> sorted(descendants(g, ["a", "b"]))
     ['b', 'c', 'd']
     """
-    g = _index(graph, strict)
-    found = _reach(g.succ, g.lookup("nodes", nodes))
+    g = index_graph(graph, strict)
+    found = reach(g.succ, g.lookup("nodes", nodes))
     return {g.nodes[i] for i in found}
 
 
@@ -342,8 +342,8 @@ def ancestors(graph, nodes, *, strict: bool = False) -> set:
     >>> sorted(ancestors({"b": ["a"], "c": ["b"], "d": []}, ["c"]))
     ['a', 'b']
     """
-    g = _index(graph, strict)
-    found = _reach(g.preds, g.lookup("nodes", nodes))
+    g = index_graph(graph, strict)
+    found = reach(g.preds, g.lookup("nodes", nodes))
     return {g.nodes[i] for i in found}
 
 
@@ -391,7 +391,7 @@ class OrderViolations:
             ("duplicated node(s)", self.duplicated),
         ):
             if items:
-                shown = ", ".join(_short.repr(x) for x in items[:10])
+                shown = ", ".join(short.repr(x) for x in items[:10])
                 more = f", ... ({len(items)} in all)" if len(items) > 10 else ""
                 lines.append(f"{label}: {shown}{more}")
         return "\n".join(lines)
@@ -442,11 +442,11 @@ def order_violations(graph, order, *, strict: bool = False) -> OrderViolations:
     unknown node(s): 'x'
     duplicated node(s): 'b'
     """
-    g = _index(graph, strict)
+    g = index_graph(graph, strict)
     try:
         items = list(order)
     except TypeError:
-        raise ValueError(f"order must be an iterable of nodes, got {_short.repr(order)}") from None
+        raise ValueError(f"order must be an iterable of nodes, got {short.repr(order)}") from None
     index = g.index
     pos = [-1] * len(g.nodes)
     unknown: dict = {}
@@ -547,13 +547,13 @@ def all_topological_orders(graph, limit=None, *, strict: bool = False) -> Iterat
     """
     if limit is not None:
         limit = whole("limit", limit, minimum=0)
-    with _gc_paused():
-        g = _index(graph, strict, self_loops=False)
-        _kahn(g)  # raises CycleError now rather than when the generator first runs
+    with gc_paused():
+        g = index_graph(graph, strict, self_loops=False)
+        reverse_kahn(g)  # raises CycleError now rather than when the generator first runs
     return _orders(g, limit)
 
 
-def _orders(g: _Indexed, limit) -> Iterator[list]:
+def _orders(g: Indexed, limit) -> Iterator[list]:
     if limit == 0:
         return
     nodes = g.nodes

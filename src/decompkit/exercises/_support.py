@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from .. import examples
-from .._validate import whole
+from ..validate import whole
 
 __all__ = [
     "mistake_clashes",

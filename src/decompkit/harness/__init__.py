@@ -10,41 +10,20 @@ The context-growth functions compare :math:`\sum_{t<T} (L_0 + a t)^2 = \Theta(a^
 with a fresh bounded context, :math:`T L_*^2`.
 
 What lives where: :mod:`~decompkit.harness.loop` plays one run with its actors and keeps the
-trace; :mod:`~decompkit.harness.batch` holds the caveat switches, many runs at once
-(its vectorised engine is the private ``_batch``) and the exact reference;
-:mod:`~decompkit.harness.context` the context-growth costs. The package may import NumPy,
-:mod:`decompkit._validate` and :mod:`decompkit.markov`, nothing above them.
+trace; :mod:`~decompkit.harness.batch` holds the caveat switches, many runs at once (its
+vectorised engine is :mod:`~decompkit.harness.lockstep`) and the exact reference;
+:mod:`~decompkit.harness.context` the context-growth costs. The package lifts the ``__all__``
+of ``batch``, ``loop`` and ``context``. It may import NumPy, :mod:`decompkit.validate` and
+:mod:`decompkit.markov`, nothing above them.
 """
 
-from .batch import Correlation, SimulationResult, exact_success, simulate
-from .context import appended_context_cost, fresh_context_cost, relevant_share
-from .loop import (
-    Auditor,
-    Context,
-    Environment,
-    Executor,
-    LoopRun,
-    Manager,
-    Result,
-    RoundRecord,
-    run_loop,
-)
+from . import batch, context, loop
+from .batch import *  # noqa: F403
+from .context import *  # noqa: F403
+from .loop import *  # noqa: F403
 
 __all__ = [
-    "Correlation",
-    "Context",
-    "Result",
-    "Environment",
-    "Executor",
-    "Auditor",
-    "Manager",
-    "RoundRecord",
-    "LoopRun",
-    "run_loop",
-    "SimulationResult",
-    "simulate",
-    "exact_success",
-    "appended_context_cost",
-    "fresh_context_cost",
-    "relevant_share",
+    *batch.__all__,
+    *loop.__all__,
+    *context.__all__,
 ]

@@ -5,6 +5,9 @@ With accuracy :math:`a_j` on subtask :math:`j` (first attempt or retry) and dete
 with :math:`(1-a_j)(1-q')`. Without the switches :math:`a_j = p`, :math:`q' = q` and success is
 the chain's :math:`(e_0^\top P^B)_n`; clustered errors (:class:`Correlation`) and a
 trace-reading auditor (:math:`q' = q(1-\pi)`) both lower it.
+
+What :mod:`decompkit.harness.loop` shares with the batch is public here, outside ``__all__``:
+``PERSUASION``, ``MAX_SUBTASKS``, :func:`as_correlation` and :func:`mean_rounds`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validate import (
+from ..markov.exact import success_exact
+from ..markov.horizon import expected_rounds
+from ..markov.montecarlo import MAX_ROUNDS, MAX_RUNS, wilson
+from ..validate import (
     broadcast,
     count,
     flag,
@@ -26,9 +32,7 @@ from .._validate import (
     scalar_or_array,
     single,
 )
-from ..markov.exact import success_exact
-from ..markov.horizon import expected_rounds
-from ._batch import simulate_flat
+from .lockstep import simulate_flat
 
 __all__ = ["Correlation", "SimulationResult", "simulate", "exact_success"]
 
@@ -42,10 +46,6 @@ _MAX_ROUNDS = 1 << 20
 _MAX_CELLS = 1 << 28
 #: Most subtasks with clustered errors: one first-attempt and one retry rate each.
 MAX_SUBTASKS = 10**6
-#: Most runs one call of simulate steps together (runs times points), ~50 bytes each.
-MAX_RUNS = 10**7
-#: Most rounds a run may live on average (the loop steps every round of the longest run).
-MAX_ROUNDS = 10**6
 
 
 def _confidence(value) -> float:
@@ -136,7 +136,7 @@ class Correlation:
         return first, first * (1.0 - self.retry_penalty)
 
 
-def _correlation(value) -> Correlation | None:
+def as_correlation(value) -> Correlation | None:
     if value is None or value is False:
         return None
     if value is True:
@@ -217,18 +217,6 @@ class SimulationResult(NamedTuple):
     corrupted: int | np.ndarray
     out_of_budget: int | np.ndarray
     confidence: float
-
-
-def _wilson(successes, trials, z):
-    """Wilson score interval with normal quantile ``z``, clipped to [0, 1]."""
-    z2 = z * z
-    phat = successes / trials
-    centre = (phat + z2 / (2 * trials)) / (1 + z2 / trials)
-    half = z * np.sqrt(phat * (1 - phat) / trials + z2 / (4 * trials**2)) / (1 + z2 / trials)
-    # The interval always contains phat; min/max keep that true under rounding at 0 and 1.
-    low = np.maximum(np.minimum(centre - half, phat), 0.0)
-    high = np.minimum(np.maximum(centre + half, phat), 1.0)
-    return low, high
 
 
 def _rate_tables(n, p, correlation):
@@ -330,7 +318,7 @@ def simulate(
             f"runs must be an integer <= {MAX_RUNS // n.size} for {n.size} points "
             f"({MAX_RUNS:,} simulated runs per call at most), got {runs}"
         )
-    correlation = _correlation(correlated)
+    correlation = as_correlation(correlated)
     z = statistics.NormalDist().inv_cdf(0.5 + _confidence(confidence) / 2)
     generator = random_generator(seed)
     shape = n.shape
@@ -339,7 +327,7 @@ def simulate(
     _check_lifetime(n, p, q_eff, budget, tables)
     counts = simulate_flat(n, p, q_eff, budget, tables, runs, generator)
     successes, corrupted, out_of_budget = (c.reshape(shape) for c in counts)
-    low, high = _wilson(successes, runs, z)
+    low, high = wilson(successes, runs, z)
     return SimulationResult(
         estimate=scalar_or_array(successes / runs),
         low=scalar_or_array(low),
@@ -412,7 +400,7 @@ def exact_success(
     True
     """
     n, p, q_eff, budget = _loop_args(n, p, q, budget, auditor_reads_trace, persuasion)
-    correlation = _correlation(correlated)
+    correlation = as_correlation(correlated)
     if correlation is None:
         return success_exact(n, p, q_eff, budget)
     out = np.ones(n.shape)  # n = 0: nothing to do, success with certainty

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import broadcast, finite_result, large_count, nonnegative, scalar_or_array
+from ..validate import broadcast, finite_result, large_count, nonnegative, scalar_or_array
 
 __all__ = ["appended_context_cost", "fresh_context_cost", "relevant_share"]
 

@@ -1,4 +1,4 @@
-"""The vectorised engine of :func:`decompkit.harness.simulate` (the benchmark's fast path).
+"""The lockstep engine of :func:`decompkit.harness.simulate` (the benchmark's fast path).
 
 All live runs step together, one uniform per run and round; a run retires the round its
 outcome is sealed, so the work is the rounds actually lived. One point is specialised (its

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._validate import (
+from ..validate import (
     count,
     flag,
     large_count,
@@ -24,7 +24,7 @@ from .._validate import (
     single,
     whole,
 )
-from .batch import MAX_SUBTASKS, PERSUASION, _correlation, mean_rounds
+from .batch import MAX_SUBTASKS, PERSUASION, as_correlation, mean_rounds
 
 #: Most rounds one traced run may last on average (a record per round, ~20 us each).
 MAX_TRACE_ROUNDS = 10**5
@@ -320,7 +320,7 @@ def run_loop(
     budget = int(single("budget", large_count("budget", budget)))
     reads = flag("auditor_reads_trace", auditor_reads_trace)
     persuasion = float(single("persuasion", probability("persuasion", persuasion)))
-    correlation = _correlation(correlated)
+    correlation = as_correlation(correlated)
     generator = random_generator(seed)
 
     if correlation is None or n == 0:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pydantic_graph import GraphBuilder, StepContext
 from pydantic_graph.join import reduce_null
 
-from .._validate import count
 from ..dag import predecessors_map, topological_order
 from ..plan import PlanError
 from ..scheduler import ScheduleResult, schedule
+from ..validate import count
 from .execute import LabRun, Recorder, durations, run_checked_step
 from .schema import TypedPlan, check_plan, require_plan
 from .tools import TOOLS, Toolbox, require_toolbox

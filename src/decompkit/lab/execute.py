@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from .._validate import count
 from ..scheduler import Artifact, Event, FailureReport, ScheduleResult, Trace, retry_prompt
+from ..validate import count
 from .schema import TypedPlan, TypedStep, substitute
 from .tools import LATENCY_MS, Toolbox, ToolError, check_output
 

@@ -17,7 +17,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import FunctionModel
 
-from .._validate import count
+from ..validate import count
 from .tools import TOOLS
 
 __all__ = [

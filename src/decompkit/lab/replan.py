@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from .._validate import count
 from ..scheduler import FailureReport, RepairLimitError
+from ..validate import count
 from .compiler import compile_plan
 from .execute import LabRun, Recorder
 from .models import agent

@@ -21,8 +21,8 @@ from pydantic_ai.messages import ModelRequest, RetryPromptPart, ToolReturnPart
 from pydantic_graph import GraphBuilder, GraphTaskRequest, StepContext
 from pydantic_graph.join import reduce_list_append
 
-from .._validate import count
 from ..scheduler import Event, Trace, task_prompt
+from ..validate import count
 from .models import agent
 from .schema import Code, Quote
 from .tools import Toolbox, require_toolbox

@@ -10,40 +10,28 @@ From :math:`i < n` one round moves to :math:`i+1` with :math:`p`, stays with :ma
 
 What lives where: :mod:`~decompkit.markov.matrix` builds :math:`P` and takes the textbook
 matrix power; :mod:`~decompkit.markov.exact` states the closed form and hands the sum to the
-private long-sum engine ``_longsum`` (the benchmark's fast path);
+long-sum engine :mod:`~decompkit.markov.longsum` (the benchmark's fast path);
 :mod:`~decompkit.markov.montecarlo` simulates the chain; :mod:`~decompkit.markov.horizon` holds
 survival, expected rounds and the collapse horizon; :mod:`~decompkit.markov.reference` builds
 the lecture's reference table. Numeric functions broadcast like NumPy ufuncs: scalars give a
-Python ``float``, arrays an array.
+Python ``float``, arrays an array. The package lifts the ``__all__`` of every module but the
+engine.
 
-The package may import NumPy and :mod:`decompkit._validate` only; :mod:`decompkit.harness`
+The package may import NumPy and :mod:`decompkit.validate` only; :mod:`decompkit.harness`
 builds on it, never the other way round.
 """
 
-from .exact import success_exact
-from .horizon import (
-    collapse_horizon,
-    expected_rounds,
-    grounded_half_life,
-    grounded_survival,
-    min_budget_factor,
-)
-from .matrix import success_matrix_power, transition_matrix
-from .montecarlo import MonteCarloResult, success_monte_carlo
-from .reference import ReferenceRow, ReferenceTable, reference_table
+from . import exact, horizon, matrix, montecarlo, reference
+from .exact import *  # noqa: F403
+from .horizon import *  # noqa: F403
+from .matrix import *  # noqa: F403
+from .montecarlo import *  # noqa: F403
+from .reference import *  # noqa: F403
 
 __all__ = [
-    "transition_matrix",
-    "success_matrix_power",
-    "success_exact",
-    "success_monte_carlo",
-    "MonteCarloResult",
-    "grounded_survival",
-    "grounded_half_life",
-    "expected_rounds",
-    "min_budget_factor",
-    "collapse_horizon",
-    "reference_table",
-    "ReferenceTable",
-    "ReferenceRow",
+    *matrix.__all__,
+    *exact.__all__,
+    *montecarlo.__all__,
+    *horizon.__all__,
+    *reference.__all__,
 ]

@@ -5,19 +5,21 @@ A success path has ``n`` advances and ``k`` caught errors, the last round an adv
 
 .. math:: P_\mathrm{success} = p^n \sum_{k=0}^{B-n} \binom{n-1+k}{k} r^k .
 
-This file states the sum and its edge cases; the private engine ``_longsum`` evaluates it
-for many points at once (the fast path the benchmark asked for).
+This file states the sum and its edge cases; the engine :mod:`decompkit.markov.longsum`
+evaluates it for many points at once (the fast path the benchmark asked for). The argument
+check :func:`chain_args` is public for :mod:`decompkit.markov.montecarlo`, which takes the same
+four arguments.
 """
 
 from __future__ import annotations
 
-from .._validate import broadcast, count, large_count, probability, scalar_or_array
-from ._longsum import success_flat
+from ..validate import broadcast, count, large_count, probability, scalar_or_array
+from .longsum import success_flat
 
 __all__ = ["success_exact"]
 
 
-def _chain_args(n, p, q, budget):
+def chain_args(n, p, q, budget):
     """Validate and broadcast the four chain arguments; ``budget`` comes back as floats."""
     n = count("n", n)
     p = probability("p", p)
@@ -71,7 +73,7 @@ def success_exact(n, p, q, budget):
     The terms are summed relative to the largest one, and the tail is cut where it falls
     below :math:`10^{-18}` of the sum, so the work per point is
     :math:`O(\min(B - n,\; nr/(1-r)))` and a huge budget costs no more than a large one;
-    ``n = 10**5`` takes milliseconds. The engine (``decompkit.markov._longsum``) says how.
+    ``n = 10**5`` takes milliseconds. The engine (:mod:`decompkit.markov.longsum`) says how.
     Against sums in 45-digit decimal arithmetic on random points with ``n`` up to
     ``2 * 10**5`` and budgets up to ``10**30``, the relative error stayed below 1e-13 for
     results above 1e-10, and below 3e-13 down to the underflow threshold.
@@ -91,6 +93,6 @@ def success_exact(n, p, q, budget):
     >>> 0.0 < success_exact(10**5, 0.95, 0.9, 2 * 10**5) < 1.0
     True
     """
-    n, p, q, budget = _chain_args(n, p, q, budget)
+    n, p, q, budget = chain_args(n, p, q, budget)
     out = success_flat(n.ravel(), p.ravel(), q.ravel(), budget.ravel())
     return scalar_or_array(out.reshape(n.shape))

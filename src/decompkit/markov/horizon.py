@@ -5,6 +5,11 @@ still grounded after :math:`t` rounds with :math:`g_t = (1-\lambda)^t` and half 
 corrupted after :math:`t_{1/2} = \ln 2 / (-\ln(1-\lambda))` rounds; the chain absorbs after
 :math:`(1 - s^n)/\lambda` rounds on average, :math:`s = p/(p+\lambda)`. The collapse horizon is
 the smallest :math:`n` whose success within :math:`\gamma n` rounds falls below a threshold.
+
+The checks of ``budget_factor`` and ``grid`` and the budgets :math:`\gamma n`
+(:func:`check_budget_factor`, :func:`check_grid`, :func:`rounded_budgets`) are public for
+:mod:`decompkit.markov.reference`, which reads the same arguments; the package lifts only
+``__all__``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._validate import broadcast, count, large_count, probability, scalar_or_array, single
+from ..validate import broadcast, count, large_count, probability, scalar_or_array, single
 from .exact import success_exact
 
 __all__ = [
@@ -206,7 +211,7 @@ def min_budget_factor(p):
         return scalar_or_array(1.0 / p)
 
 
-def _budget_factor(value) -> float:
+def check_budget_factor(value) -> float:
     if isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, bool):
         value = float(value)
         if math.isfinite(value) and value >= 0:
@@ -214,7 +219,7 @@ def _budget_factor(value) -> float:
     raise ValueError(f"budget_factor must be a finite number >= 0, got {value!r}")
 
 
-def _budgets(ns: np.ndarray, budget_factor: float) -> np.ndarray:
+def rounded_budgets(ns: np.ndarray, budget_factor: float) -> np.ndarray:
     """round(budget_factor * n) as floats, half to even like Python's round."""
     with np.errstate(over="ignore"):
         budgets = np.rint(budget_factor * ns.astype(float))
@@ -226,7 +231,7 @@ def _budgets(ns: np.ndarray, budget_factor: float) -> np.ndarray:
     return budgets
 
 
-def _grid(grid) -> np.ndarray:
+def check_grid(grid) -> np.ndarray:
     """The horizons of ``grid`` in increasing order, as int64; else a ValueError naming it."""
     if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
         raise ValueError(f"grid must be an iterable of horizons (whole numbers >= 0), got {grid!r}")
@@ -277,7 +282,7 @@ def collapse_horizon(p, q, budget_factor=2.0, threshold=0.5, grid=range(5, 205, 
     p = single("p", probability("p", p))
     q = single("q", probability("q", q))
     threshold = single("threshold", probability("threshold", threshold))
-    budget_factor = _budget_factor(budget_factor)
-    ns = _grid(grid)
-    below = np.asarray(success_exact(ns, p, q, _budgets(ns, budget_factor))) < threshold
+    budget_factor = check_budget_factor(budget_factor)
+    ns = check_grid(grid)
+    below = np.asarray(success_exact(ns, p, q, rounded_budgets(ns, budget_factor))) < threshold
     return int(ns[np.argmax(below)]) if below.any() else None

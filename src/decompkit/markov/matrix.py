@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import broadcast, count, probability, scalar_or_array, single
+from ..validate import broadcast, count, probability, scalar_or_array, single
 
 __all__ = ["transition_matrix", "success_matrix_power"]
 

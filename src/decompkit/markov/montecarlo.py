@@ -3,7 +3,8 @@ r"""The audited chain simulated: many runs, one uniform per live run and round.
 Each round a live run draws :math:`u \sim U(0, 1)`: :math:`u < p` advances,
 :math:`p \le u < p + (1-p)q` is a caught error and anything above corrupts the run. The
 fraction of runs that reach :math:`n` within :math:`B` rounds estimates
-:math:`(e_0^\top P^B)_n`, with a Wilson 95 % interval.
+:math:`(e_0^\top P^B)_n`, with a Wilson 95 % interval (:func:`wilson`, public for
+:mod:`decompkit.harness`, as are the bounds ``MAX_RUNS`` and ``MAX_ROUNDS``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validate import count, random_generator, scalar_or_array, single
-from .exact import _chain_args
+from ..validate import count, random_generator, scalar_or_array, single
+from .exact import chain_args
 from .horizon import expected_rounds
 
 __all__ = ["MonteCarloResult", "success_monte_carlo"]
@@ -21,6 +22,7 @@ __all__ = ["MonteCarloResult", "success_monte_carlo"]
 #: Two-sided 95 % normal quantile, for the Wilson interval.
 _Z95 = 1.959963984540054
 #: Most runs one call simulates (trials times points): each costs ~50 bytes while it lives.
+#: :mod:`decompkit.harness` simulates under the same two bounds.
 MAX_RUNS = 10**7
 #: Most rounds a run may live on average (the loop steps every round of the longest run).
 MAX_ROUNDS = 10**6
@@ -64,16 +66,19 @@ class MonteCarloResult(NamedTuple):
     successes: int | np.ndarray
 
 
-def _wilson(successes, trials):
-    """Wilson score interval at 95 %, within [0, 1]."""
-    z2 = _Z95 * _Z95
+def wilson(successes, trials, z=_Z95):
+    """Wilson score interval with normal quantile ``z`` (95 % by default), within [0, 1].
+
+    Public for :func:`decompkit.harness.simulate`, which gives its own confidence.
+    """
+    z2 = z * z
     phat = successes / trials
     centre = (phat + z2 / (2 * trials)) / (1 + z2 / trials)
-    half = _Z95 * np.sqrt(phat * (1 - phat) / trials + z2 / (4 * trials**2)) / (1 + z2 / trials)
+    half = z * np.sqrt(phat * (1 - phat) / trials + z2 / (4 * trials**2)) / (1 + z2 / trials)
     # The interval always contains phat; min/max keep that true under rounding at 0 and 1.
-    return np.maximum(np.minimum(centre - half, phat), 0.0), np.minimum(
-        np.maximum(centre + half, phat), 1.0
-    )
+    low = np.maximum(np.minimum(centre - half, phat), 0.0)
+    high = np.minimum(np.maximum(centre + half, phat), 1.0)
+    return low, high
 
 
 def success_monte_carlo(n, p, q, budget, trials=20_000, seed=None):
@@ -124,7 +129,7 @@ def success_monte_carlo(n, p, q, budget, trials=20_000, seed=None):
     >>> mc == success_monte_carlo(50, 0.95, 0.9, 100, trials=20_000, seed=1)
     True
     """
-    n, p, q, budget = _chain_args(n, p, q, budget)
+    n, p, q, budget = chain_args(n, p, q, budget)
     trials = int(
         single(
             "trials",
@@ -135,7 +140,7 @@ def success_monte_carlo(n, p, q, budget, trials=20_000, seed=None):
     generator = random_generator(seed)
     successes = _simulate(n.ravel(), p.ravel(), q.ravel(), budget.ravel(), trials, generator)
     successes = successes.reshape(n.shape)
-    low, high = _wilson(successes, trials)
+    low, high = wilson(successes, trials)
     return MonteCarloResult(
         estimate=scalar_or_array(successes / trials),
         low=scalar_or_array(low),

@@ -13,9 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import count, probability, single
+from ..validate import count, probability, single
 from .exact import success_exact
-from .horizon import _budget_factor, _budgets, _grid, collapse_horizon, grounded_half_life
+from .horizon import (
+    check_budget_factor,
+    check_grid,
+    collapse_horizon,
+    grounded_half_life,
+    rounded_budgets,
+)
 
 __all__ = ["ReferenceRow", "ReferenceTable", "reference_table"]
 
@@ -120,11 +126,13 @@ def reference_table(
     | 1.00 | 1.000 | 1.000 | 1.000 | 1.000 | 1.000 | >200       | inf       |
     """
     p = single("p", probability("p", p))
-    budget_factor = _budget_factor(budget_factor)
+    budget_factor = check_budget_factor(budget_factor)
     qs_arr = probability("q", qs).ravel()
     ns_arr = count("n", ns).ravel()
-    grid = _grid(grid)
-    success = success_exact(ns_arr[None, :], p, qs_arr[:, None], _budgets(ns_arr, budget_factor))
+    grid = check_grid(grid)
+    success = success_exact(
+        ns_arr[None, :], p, qs_arr[:, None], rounded_budgets(ns_arr, budget_factor)
+    )
     success = np.asarray(success).reshape(qs_arr.size, ns_arr.size)
     rows = tuple(
         ReferenceRow(

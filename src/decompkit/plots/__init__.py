@@ -1,25 +1,23 @@
 """Plot functions: each takes numbers or results, draws on ``ax=None`` and returns the Figure.
 
-No function here calls ``pyplot``, shows a figure or seeds a random generator. The plots may
+No function here calls ``pyplot``, shows a figure or seeds a random generator. The package lifts
+the ``__all__`` of the lecture's figures (``reliability``, ``markov``, ``dag``, ``scheduler``,
+``harness``); the lab's figures stay in :mod:`decompkit.plots.lab`, and the shared look (palette,
+figure creation) in :mod:`decompkit.plots.style`, which the explorers use too. The plots may
 import matplotlib and the lecture's maths, never ipywidgets or notebook machinery.
 """
 
-from .dag import plot_dag, plot_gantt
-from .harness import plot_context_growth, plot_loop_vs_chain
-from .markov import plot_grounded_survival, plot_q_sweep, plot_success_vs_horizon
-from .reliability import plot_chain_decay, plot_check_value, plot_d_phi_plane
-from .scheduler import plot_trace_gantt
+from . import dag, harness, markov, reliability, scheduler
+from .dag import *  # noqa: F403
+from .harness import *  # noqa: F403
+from .markov import *  # noqa: F403
+from .reliability import *  # noqa: F403
+from .scheduler import *  # noqa: F403
 
 __all__ = [
-    "plot_chain_decay",
-    "plot_check_value",
-    "plot_d_phi_plane",
-    "plot_success_vs_horizon",
-    "plot_q_sweep",
-    "plot_grounded_survival",
-    "plot_dag",
-    "plot_gantt",
-    "plot_trace_gantt",
-    "plot_loop_vs_chain",
-    "plot_context_growth",
+    *reliability.__all__,
+    *markov.__all__,
+    *dag.__all__,
+    *scheduler.__all__,
+    *harness.__all__,
 ]

@@ -16,7 +16,7 @@ from matplotlib.text import Annotation
 from matplotlib.textpath import text_to_path
 
 from ..dag import CriticalPath, Schedule, critical_path, generations, predecessors_map
-from ._style import GREY, PALETTE, new_axes
+from .style import GREY, PALETTE, new_axes
 
 __all__ = ["plot_dag", "plot_gantt"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import harness, markov
-from .._validate import count
-from ._style import GREY, PALETTE, new_axes
+from ..validate import count
+from .style import GREY, PALETTE, new_axes
 
 __all__ = ["plot_loop_vs_chain", "plot_context_growth"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from matplotlib.transforms import offset_copy
 
-from ._style import PALETTE, InlineFigure
 from .scheduler import plot_trace_gantt
+from .style import PALETTE, InlineFigure
 
 __all__ = ["plot_run", "plot_runs"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import markov
-from ._style import GREY, PALETTE, new_axes, series_style
+from .style import GREY, PALETTE, new_axes, series_style
 
 __all__ = ["plot_success_vs_horizon", "plot_q_sweep", "plot_grounded_survival", "line_by_gid"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reliability as rel
-from ._style import GREY, PALETTE, new_axes, series_style
+from .style import GREY, PALETTE, new_axes, series_style
 
 __all__ = ["plot_chain_decay", "plot_check_value", "plot_d_phi_plane"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from matplotlib.patches import Patch
 
 from ..dag import topological_order
-from ._style import GREY, PALETTE, new_axes
+from .style import GREY, PALETTE, new_axes
 
 __all__ = ["plot_trace_gantt"]
 

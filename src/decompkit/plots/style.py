@@ -1,7 +1,8 @@
 """Shared look of the kit's figures: a colour-blind-safe palette and figure creation.
 
 Figures are made with ``matplotlib.figure.Figure`` directly, never through pyplot, so
-calling a plot function changes no global state and piles up no open figures.
+calling a plot function changes no global state and piles up no open figures. Every plot
+module and every explorer (:mod:`decompkit.widgets`) draws with these, so they are public.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import io
 
 from matplotlib.figure import Figure
 
-__all__: list[str] = []
+__all__ = ["InlineFigure", "PALETTE", "GREY", "DASHES", "series_style", "new_axes"]
 
 
 class InlineFigure(Figure):

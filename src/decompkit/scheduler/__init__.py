@@ -8,7 +8,7 @@ record an artifact or a failure report; a failure of :math:`f` blocks its cone
 :math:`\kappa` attempts of :math:`d_v` time units each, a retry prompt being the original
 prompt plus the latest verdict.
 
-What lives where (every public name is re-exported here, so ``from decompkit.scheduler
+What lives where (the package lifts the ``__all__`` of each, so ``from decompkit.scheduler
 import schedule`` works):
 
 - :mod:`~decompkit.scheduler.steps`: the checked step (scripted or seeded) and its prompts.
@@ -16,53 +16,21 @@ import schedule`` works):
 - :mod:`~decompkit.scheduler.loop`: :func:`schedule`, which indexes the graph once per call.
 - :mod:`~decompkit.scheduler.repair`: unrolling a failed check, and the repair loop.
 
-This package may import NumPy, the standard library, :mod:`decompkit._validate` and
+This package may import NumPy, the standard library, :mod:`decompkit.validate` and
 :mod:`decompkit.dag` (its graph index and its shared input checks, so that the scheduler and
 the list scheduler read durations, resources and priorities alike); no plotting, widget,
 notebook or agent library.
 """
 
-from .loop import schedule
-from .repair import (
-    Primed,
-    Repair,
-    RepairLimitError,
-    RepairResult,
-    run_with_repair,
-    unroll_failed_check,
-)
-from .steps import (
-    OUTCOMES,
-    ScriptedStep,
-    SeededStep,
-    Verdict,
-    retry_prompt,
-    scripted,
-    seeded,
-    task_prompt,
-)
-from .trace import EVENT_KINDS, Artifact, Event, FailureReport, ScheduleResult, Trace
+from . import loop, repair, steps, trace
+from .loop import *  # noqa: F403
+from .repair import *  # noqa: F403
+from .steps import *  # noqa: F403
+from .trace import *  # noqa: F403
 
 __all__ = [
-    "OUTCOMES",
-    "Verdict",
-    "ScriptedStep",
-    "SeededStep",
-    "scripted",
-    "seeded",
-    "task_prompt",
-    "retry_prompt",
-    "Artifact",
-    "FailureReport",
-    "Event",
-    "EVENT_KINDS",
-    "Trace",
-    "ScheduleResult",
-    "schedule",
-    "Primed",
-    "Repair",
-    "RepairLimitError",
-    "unroll_failed_check",
-    "RepairResult",
-    "run_with_repair",
+    *steps.__all__,
+    *trace.__all__,
+    *loop.__all__,
+    *repair.__all__,
 ]

@@ -7,6 +7,12 @@ artifact or a failure report; a failure of :math:`f` blocks its cone
 :math:`B \mathrel{{+}{=}} \mathrm{desc}(f)`. Each node runs as a checked step
 (:mod:`decompkit.scheduler.steps`): at most :math:`\kappa` attempts of :math:`d_v` time
 units each, a retry prompt being the original prompt plus the latest verdict.
+
+The package lifts :func:`schedule` alone. What :mod:`decompkit.scheduler.repair` runs the same
+loop with is public here too: the checked plan (:class:`CheckedPlan`, :func:`check_plan`,
+:func:`repaired_plan`), the argument checks (:func:`check_out`, :func:`check_step`,
+:func:`check_onfail`) and the loop itself (:func:`simulate`, its :class:`LoopState`, and
+:func:`result_fields`).
 """
 
 from __future__ import annotations
@@ -18,13 +24,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .._validate import whole
-from ..dag._index import _as_mapping, _index, _Indexed, _short
-from ..dag._inputs import durations as _durations
-from ..dag._inputs import resources as _resources
-from ..dag._inputs import unknown_node
-from ..dag.list_scheduling import _ranks
-from .steps import _ACCEPTED, Verdict, retry_prompt, scripted, task_prompt
+from ..dag.indexed import Indexed, as_mapping, index_graph
+from ..dag.inputs import durations as _durations
+from ..dag.inputs import resources as _resources
+from ..dag.inputs import unknown_node
+from ..dag.list_scheduling import dispatch_ranks
+from ..validate import short, whole
+from .steps import ACCEPTED, Verdict, retry_prompt, scripted, task_prompt
 from .trace import Artifact, Event, FailureReport, ScheduleResult, Trace
 
 __all__ = ["schedule"]
@@ -36,76 +42,78 @@ __all__ = ["schedule"]
 
 
 @dataclass
-class _Plan:
+class CheckedPlan:
     """A checked plan: the indexed graph and, by node index, what the loop reads."""
 
-    g: _Indexed  # distinct predecessors, nodes by first appearance
+    g: Indexed  # distinct predecessors, nodes by first appearance
     graph: dict  # {node: [predecessors]}: the graph as run, reported in the result
     d: list  # durations
     keys: list  # resource keys (frozensets)
     rank: list  # dispatch keys: smaller first, ties by index
 
 
-def _plan(graph, durations, priority, resources) -> _Plan:
+def check_plan(graph, durations, priority, resources) -> CheckedPlan:
     """Index ``graph`` once (reading each predecessor iterable once) and check against it."""
-    g = _index(graph, distinct=True, self_loops=False)
+    g = index_graph(graph, distinct=True, self_loops=False)
     d = _durations(g, durations)
-    rank = _ranks(g, d, priority)  # runs Kahn's pass: a cycle raises here
-    return _Plan(g, _as_mapping(g), d, _resources(g, resources), rank)
+    rank = dispatch_ranks(g, d, priority)  # runs Kahn's pass: a cycle raises here
+    return CheckedPlan(g, as_mapping(g), d, _resources(g, resources), rank)
 
 
-def _replan(graph: dict, durations: dict, priority, keys: dict) -> _Plan:
+def repaired_plan(graph: dict, durations: dict, priority, keys: dict) -> CheckedPlan:
     """A plan for a graph built from checked parts (a repaired one): no input to re-check."""
-    g = _index(graph, distinct=True, self_loops=False)
+    g = index_graph(graph, distinct=True, self_loops=False)
     d = [durations[node] for node in g.nodes]
     none: frozenset = frozenset()
-    return _Plan(g, graph, d, [keys.get(node, none) for node in g.nodes], _ranks(g, d, priority))
+    return CheckedPlan(
+        g, graph, d, [keys.get(node, none) for node in g.nodes], dispatch_ranks(g, d, priority)
+    )
 
 
-def _out(out, g: _Indexed) -> dict:
+def check_out(out, g: Indexed) -> dict:
     if out is None:
         return {}
     if not isinstance(out, Mapping):
-        raise ValueError(f"out must be a mapping {{node: result}}, got {_short.repr(out)}")
+        raise ValueError(f"out must be a mapping {{node: result}}, got {short.repr(out)}")
     for node, result in out.items():
         if node not in g.index:
             raise unknown_node("out", node)
         if not isinstance(result, (Artifact, FailureReport)):
             raise ValueError(
-                f"out[{node!r}] must be an Artifact or a FailureReport, got {_short.repr(result)}"
+                f"out[{node!r}] must be an Artifact or a FailureReport, got {short.repr(result)}"
             )
     return dict(out)
 
 
-def _step(step):
+def check_step(step):
     if step is None:
         return scripted()
     kappa = getattr(step, "kappa", None)
     if not callable(getattr(step, "attempt", None)) or not isinstance(kappa, numbers.Integral):
         raise ValueError(
             "step must have an integer kappa and a method attempt(node, prompt, number), "
-            f"got {_short.repr(step)}"
+            f"got {short.repr(step)}"
         )
     whole("step.kappa", kappa, minimum=1)
     return step
 
 
-def _onfail(onfail) -> str:
+def check_onfail(onfail) -> str:
     if not (isinstance(onfail, str) and onfail in ("stop", "drain")):
-        raise ValueError(f"onfail must be 'stop' or 'drain', got {_short.repr(onfail)}")
+        raise ValueError(f"onfail must be 'stop' or 'drain', got {short.repr(onfail)}")
     return onfail
 
 
-def _context(context, g: _Indexed) -> dict:
+def _context(context, g: Indexed) -> dict:
     if context is None:
         return {}
     if not isinstance(context, Mapping):
-        raise ValueError(f"context must be a mapping {{node: str}}, got {_short.repr(context)}")
+        raise ValueError(f"context must be a mapping {{node: str}}, got {short.repr(context)}")
     for node, text in context.items():
         if node not in g.index:
             raise unknown_node("context", node)
         if not isinstance(text, str):
-            raise ValueError(f"context[{node!r}] must be a str, got {_short.repr(text)}")
+            raise ValueError(f"context[{node!r}] must be a str, got {short.repr(text)}")
     return dict(context)
 
 
@@ -124,7 +132,7 @@ class _Run:
 
 
 @dataclass
-class _State:
+class LoopState:
     """What one scheduler call leaves behind (the simulation owns it; nobody else sees it)."""
 
     out: dict
@@ -134,15 +142,23 @@ class _State:
     failed: list = field(default_factory=list)  # node indices that failed in this call
 
 
-def _simulate(
-    p: _Plan, *, workers: int, onfail: str, out: dict, step, context: dict, start=0, rnd: int = 0
-) -> tuple[_State, float]:
+def simulate(
+    p: CheckedPlan,
+    *,
+    workers: int,
+    onfail: str,
+    out: dict,
+    step,
+    context: dict,
+    start=0,
+    rnd: int = 0,
+) -> tuple[LoopState, float]:
     """Run the loop on a checked plan; returns the final state and the clock at return."""
     g = p.g
     nodes, preds, succ = g.nodes, g.preds, g.succ
     d, keys, rank, graph = p.d, p.keys, p.rank, p.graph
     n = len(nodes)
-    state = _State(out)
+    state = LoopState(out)
     events, blocked = state.events, state.blocked
     result = [out.get(node) for node in nodes]
     walked = bytearray(n)  # 1 once a cone walk has passed the node: its cone is blocked
@@ -181,7 +197,7 @@ def _simulate(
     ]
     heapq.heapify(ready)
 
-    kappa = whole("step.kappa", step.kappa, minimum=1)  # a plain int, as _step checked it
+    kappa = whole("step.kappa", step.kappa, minimum=1)  # a plain int, as check_step checked it
     running: dict = {}  # node index -> _Run
     pending: list = []  # heap of (end time, dispatch number, node index)
     free = list(range(min(workers, max(n, 1))))  # a heap: the lowest free worker goes first
@@ -232,7 +248,7 @@ def _simulate(
             verdict = step.attempt(node, run.current, run.attempt)
             if not isinstance(verdict, Verdict):
                 raise ValueError(
-                    f"step.attempt must return a Verdict, got {_short.repr(verdict)} for {node!r}"
+                    f"step.attempt must return a Verdict, got {short.repr(verdict)} for {node!r}"
                 )
             emit("verdict", v, run, f"{verdict.outcome}: {verdict.message}")
             if verdict.outcome == "reject" and run.attempt < kappa:
@@ -244,7 +260,7 @@ def _simulate(
             del running[v]
             heapq.heappush(free, run.worker)
             held.difference_update(keys[v])
-            if verdict.outcome in _ACCEPTED:
+            if verdict.outcome in ACCEPTED:
                 out[node] = result[v] = Artifact(
                     node, run.attempt, verdict.outcome == "pass", clock
                 )
@@ -267,7 +283,7 @@ def _simulate(
                 return state, clock
 
 
-def _result(p: _Plan, state: _State, clock, workers: int) -> dict:
+def result_fields(p: CheckedPlan, state: LoopState, clock, workers: int) -> dict:
     """The fields of a :class:`ScheduleResult` for the state a call left behind."""
     nodes = p.g.nodes
     return {
@@ -391,8 +407,8 @@ def schedule(
     3     0      block  d                      in the cone of c
     """
     workers = whole("workers", workers, minimum=1)
-    onfail = _onfail(onfail)
-    p = _plan(graph, durations, priority, resources)
-    out, step, context = _out(out, p.g), _step(step), _context(context, p.g)
-    state, clock = _simulate(p, workers=workers, onfail=onfail, out=out, step=step, context=context)
-    return ScheduleResult(**_result(p, state, clock, workers))
+    onfail = check_onfail(onfail)
+    p = check_plan(graph, durations, priority, resources)
+    out, step, context = check_out(out, p.g), check_step(step), _context(context, p.g)
+    state, clock = simulate(p, workers=workers, onfail=onfail, out=out, step=step, context=context)
+    return ScheduleResult(**result_fields(p, state, clock, workers))

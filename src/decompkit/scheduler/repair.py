@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
-from .._validate import whole
-from ..dag._index import _as_mapping, _index, _Indexed, _reach, _short, _unhashable
-from ..dag._inputs import durations as _durations
-from ..dag._kahn import _fifo_order, _kahn
-from .loop import _onfail, _out, _plan, _replan, _result, _simulate, _step
+from ..dag.indexed import Indexed, as_mapping, index_graph, reach, unhashable
+from ..dag.inputs import durations as _durations
+from ..dag.kahn import fifo_order, reverse_kahn
+from ..validate import short, whole
+from .loop import (
+    check_onfail,
+    check_out,
+    check_plan,
+    check_step,
+    repaired_plan,
+    result_fields,
+    simulate,
+)
 from .trace import Event, FailureReport, ScheduleResult, Trace
 
 __all__ = [
@@ -200,23 +208,23 @@ def unroll_failed_check(graph, out, failed, faulty, kappa_plan, *, durations) ->
     'repairs code; failure report: test failed (hard failure) after 1 attempt(s): red'
     """
     kappa_plan = whole("kappa_plan", kappa_plan, minimum=0)
-    g = _index(graph, distinct=True, self_loops=False)
-    _kahn(g)  # a cycle raises here
+    g = index_graph(graph, distinct=True, self_loops=False)
+    reverse_kahn(g)  # a cycle raises here
     x, f = _node(g, "failed", failed), _node(g, "faulty", faulty)
-    out = _out(out, g)
+    out = check_out(out, g)
     d = _durations(g, durations)
-    return _unroll(g, _as_mapping(g), out, [(x, f)], kappa_plan, dict(zip(g.nodes, d, strict=True)))
+    return _unroll(g, as_mapping(g), out, [(x, f)], kappa_plan, dict(zip(g.nodes, d, strict=True)))
 
 
-def _node(g: _Indexed, name: str, node) -> int:
+def _node(g: Indexed, name: str, node) -> int:
     """The index of ``node``; anything else (an unhashable value too) raises naming ``name``."""
-    i = g.index.get(node) if isinstance(node, Hashable) and not _unhashable(node) else None
+    i = g.index.get(node) if isinstance(node, Hashable) and not unhashable(node) else None
     if i is None:
-        raise ValueError(f"{name} node {_short.repr(node)} is not a node of graph")
+        raise ValueError(f"{name} node {short.repr(node)} is not a node of graph")
     return i
 
 
-def _unroll(g: _Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur: dict) -> Repair:
+def _unroll(g: Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur: dict) -> Repair:
     """One unrolling for every ``(failed, faulty)`` index pair of ``diagnoses``, together.
 
     The copied set is the union of each failure's :math:`S`; a node in several of them is
@@ -230,19 +238,19 @@ def _unroll(g: _Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur
         report = out.get(nodes[x])
         if not isinstance(report, FailureReport):
             raise ValueError(
-                f"out[{nodes[x]!r}] must be a FailureReport to unroll, got {_short.repr(report)}"
+                f"out[{nodes[x]!r}] must be a FailureReport to unroll, got {short.repr(report)}"
             )
         if f == x:
             between = {x}
         else:
-            upstream = _reach(preds, [x])
+            upstream = reach(preds, [x])
             if f not in upstream:
                 raise ValueError(
                     f"faulty node {nodes[f]!r} must be {nodes[x]!r} or one of its ancestors in "
                     "graph"
                 )
             upstream.add(x)
-            between = {f, *(v for v in _reach(succ, [f]) if v in upstream)}
+            between = {f, *(v for v in reach(succ, [f]) if v in upstream)}
         for v in [x, *sorted(between - {x})]:  # the failed node first: the usual case
             if _level(nodes[v]) >= kappa_plan:
                 raise RepairLimitError(nodes[x], kappa_plan, capped=nodes[v])
@@ -250,7 +258,7 @@ def _unroll(g: _Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur
         blamed.setdefault(f, []).append(report)
 
     # The copies in the graph's Kahn order, the order topological_order gives.
-    order = [v for v in _fifo_order(g) if v in on_path]
+    order = [v for v in fifo_order(g) if v in on_path]
     copies = {nodes[v]: _prime(nodes[v]) for v in order}
     for original, copy in copies.items():
         if copy in g.index:
@@ -277,7 +285,7 @@ def _unroll(g: _Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur
         context[copies[nodes[f]]] = f"repairs {nodes[f]}; {told}"
 
     # The two invariants of a graph mutation, checked rather than trusted.
-    _kahn(_index(new, self_loops=False))  # raises CycleError if a cycle appeared
+    reverse_kahn(index_graph(new, self_loops=False))  # raises CycleError if a cycle appeared
     for node in out:
         if new[node] != tuple(graph[node]):
             raise AssertionError(f"executed node {node!r} changed its predecessors")
@@ -308,22 +316,22 @@ class RepairResult(ScheduleResult):
     rounds: int = 1
 
 
-def _diagnosis(faulty, g: _Indexed):
+def _diagnosis(faulty, g: Indexed):
     """``faulty`` checked at the boundary: None, a callable, or a mapping on graph nodes."""
     if faulty is None or callable(faulty) and not isinstance(faulty, Mapping):
         return faulty
     if not isinstance(faulty, Mapping):
-        raise ValueError(f"faulty must be None, a mapping or a callable, got {_short.repr(faulty)}")
+        raise ValueError(f"faulty must be None, a mapping or a callable, got {short.repr(faulty)}")
     for failed, cause in faulty.items():
         for what, node in (("a failed node", failed), ("a cause", cause)):
-            if not isinstance(node, Hashable) or _unhashable(node) or node not in g.index:
+            if not isinstance(node, Hashable) or unhashable(node) or node not in g.index:
                 raise ValueError(
-                    f"faulty names {_short.repr(node)} as {what}, which is not a node of graph"
+                    f"faulty names {short.repr(node)} as {what}, which is not a node of graph"
                 )
     return dict(faulty)
 
 
-def _diagnose(faulty, g: _Indexed, graph: dict, x: int) -> int:
+def _diagnose(faulty, g: Indexed, graph: dict, x: int) -> int:
     """The index of the live node to unroll for the failure of node ``x``."""
     nodes = g.nodes
     failed = nodes[x]
@@ -331,13 +339,13 @@ def _diagnose(faulty, g: _Indexed, graph: dict, x: int) -> int:
         return x
     if callable(faulty):
         cause = faulty(failed, graph)
-        if not isinstance(cause, Hashable) or _unhashable(cause) or cause not in g.index:
+        if not isinstance(cause, Hashable) or unhashable(cause) or cause not in g.index:
             raise ValueError(
-                f"faulty({failed!r}, graph) must return a node of graph, got {_short.repr(cause)}"
+                f"faulty({failed!r}, graph) must return a node of graph, got {short.repr(cause)}"
             )
         return g.index[cause]
     target = faulty.get(_base(failed), _base(failed))
-    upstream = [x, *sorted(_reach(g.preds, [x]))]
+    upstream = [x, *sorted(reach(g.preds, [x]))]
     candidates = [v for v in upstream if _base(nodes[v]) == target]
     if not candidates:
         raise ValueError(
@@ -427,9 +435,9 @@ def run_with_repair(
     """
     workers = whole("workers", workers, minimum=1)
     kappa_plan = whole("kappa_plan", kappa_plan, minimum=0)
-    onfail = _onfail(onfail)
-    p = _plan(graph, durations, priority, resources)
-    step = _step(step)
+    onfail = check_onfail(onfail)
+    p = check_plan(graph, durations, priority, resources)
+    step = check_step(step)
     faulty = _diagnosis(faulty, p.g)
     dur = dict(zip(p.g.nodes, p.d, strict=True))
     keys = {node: k for node, k in zip(p.g.nodes, p.keys, strict=True) if k}
@@ -440,7 +448,7 @@ def run_with_repair(
     clock = 0
     rnd = 0
     while True:
-        state, clock = _simulate(
+        state, clock = simulate(
             p,
             workers=workers,
             onfail=onfail,
@@ -452,7 +460,7 @@ def run_with_repair(
         )
         events.extend(state.events)
         out = state.out
-        fields = _result(p, state, clock, workers)
+        fields = result_fields(p, state, clock, workers)
         so_far = RepairResult(
             **{**fields, "out": dict(out), "events": Trace(events), "graph": dict(p.graph)},
             durations=dict(dur),
@@ -474,5 +482,5 @@ def run_with_repair(
                 keys[copy] = keys[original]
         dur = repair.durations
         context.update(repair.context)
-        p = _replan({n: list(ps) for n, ps in repair.graph.items()}, dur, priority, keys)
+        p = repaired_plan({n: list(ps) for n, ps in repair.graph.items()}, dur, priority, keys)
         rnd += 1

@@ -10,16 +10,16 @@ solver right with probability :math:`p` and a check of power :math:`d`.
 from __future__ import annotations
 
 import numbers
-import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import probability, whole
+from ..validate import probability, short, whole
 
 __all__ = [
     "OUTCOMES",
+    "ACCEPTED",
     "Verdict",
     "ScriptedStep",
     "SeededStep",
@@ -29,15 +29,12 @@ __all__ = [
     "retry_prompt",
 ]
 
-_short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
-
 #: ``"pass"``: accepted, correct. ``"wrong"``: accepted, but wrong (the check missed it).
 #: ``"reject"``: the solver produced an artifact and the check said no (retry if attempts are
 #: left). ``"fail"``, ``"crash"``: a hard failure, no artifact at all.
 OUTCOMES = ("pass", "wrong", "reject", "fail", "crash")
-_ACCEPTED = ("pass", "wrong")
+#: The outcomes that leave an artifact: the scheduler records it and the node is done.
+ACCEPTED = ("pass", "wrong")
 
 _DEFAULT_MESSAGES = {
     "pass": "accepted",
@@ -67,7 +64,7 @@ class Verdict:
         if self.outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {self.outcome!r}")
         if not isinstance(self.message, str):
-            raise ValueError(f"message must be a str, got {_short.repr(self.message)}")
+            raise ValueError(f"message must be a str, got {short.repr(self.message)}")
 
 
 def _as_verdict(where: str, entry) -> Verdict:
@@ -79,7 +76,7 @@ def _as_verdict(where: str, entry) -> Verdict:
     else:
         raise ValueError(
             f"{where} entries must be an outcome or a pair (outcome, message), "
-            f"got {_short.repr(entry)}"
+            f"got {short.repr(entry)}"
         )
     if outcome not in OUTCOMES:
         raise ValueError(f"{where} has outcome {outcome!r}; choose one of {list(OUTCOMES)}")
@@ -106,7 +103,7 @@ class ScriptedStep:
                 )
             if not isinstance(entries, (list, tuple)):
                 raise ValueError(
-                    f"script[{node!r}] must be a list of outcomes, got {_short.repr(entries)}"
+                    f"script[{node!r}] must be a list of outcomes, got {short.repr(entries)}"
                 )
             self._script[node] = [_as_verdict(f"script[{node!r}]", e) for e in entries]
         self.default = _as_verdict("default", default)

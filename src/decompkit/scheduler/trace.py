@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from .._validate import finite
+from ..validate import finite
 
 __all__ = [
     "Artifact",

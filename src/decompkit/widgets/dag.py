@@ -15,7 +15,6 @@ from matplotlib.text import Annotation
 from matplotlib.ticker import MaxNLocator
 
 from .. import dag, examples
-from ..plots._style import GREY
 from ..plots.dag import (
     CRITICAL_ARROW,
     CRITICAL_BOX,
@@ -26,6 +25,7 @@ from ..plots.dag import (
     plot_dag,
     task_artists,
 )
+from ..plots.style import GREY
 from ._base import Explorer, serialised
 from ._controls import int_slider, projector_fonts, rows_html
 

@@ -16,14 +16,14 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import markov
-from .._validate import count, probability
-from ..plots._style import GREY, PALETTE
 from ..plots.markov import (
     line_by_gid,
     plot_grounded_survival,
     plot_q_sweep,
     plot_success_vs_horizon,
 )
+from ..plots.style import GREY, PALETTE
+from ..validate import count, probability
 from ._base import Explorer, serialised
 from ._controls import error_html, float_slider, int_slider, projector_fonts
 

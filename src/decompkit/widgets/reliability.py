@@ -16,8 +16,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import reliability as rel
-from ..plots._style import GREY, PALETTE
 from ..plots.reliability import plot_d_phi_plane
+from ..plots.style import GREY, PALETTE
 from ._base import Explorer
 from ._controls import float_slider, int_slider, projector_fonts, rows_html
 

@@ -15,9 +15,9 @@ from matplotlib.patches import Patch
 from matplotlib.text import Annotation
 
 from .. import dag
-from ..plots._style import GREY, PALETTE
 from ..plots.dag import plot_dag
 from ..plots.scheduler import plot_trace_gantt
+from ..plots.style import GREY, PALETTE
 from ._base import Explorer, serialised
 from ._controls import projector_fonts, rows_html
 
