@@ -34,9 +34,9 @@ from decompkit.exercises import (
     plans,
     trace,
 )
-from decompkit.exercises._contract import LECTURE_HINT
-from decompkit.exercises._page import NumbersDisplay
 from decompkit.exercises.checks import CheckFailed
+from decompkit.exercises.contract import LECTURE_HINT
+from decompkit.exercises.page import NumbersDisplay
 from decompkit.exercises.params import GRADER_VARIABLE, params
 from decompkit.exercises.params import expected as expected_from_params
 

@@ -11,28 +11,25 @@ check prints as one line. ``params`` draws a notebook's numbers for the id in ef
 the registry ``EXERCISES``; :func:`expected` is what every hidden test asks (the key's value of
 one item), so the graded answers and the instructor's printed key come from the same place.
 :func:`earned` gates the cells that would show an answer before it is the student's own.
-``checks`` holds the judging helpers and hints, ``_page`` the page's wording and ``_support``
-the helpers the modules share.
+``checks`` holds the judging helpers and hints, ``page`` the page's wording and ``support``
+the helpers the modules share. The package lifts the ``__all__`` of ``contract``, ``params``,
+``page`` and ``support``; each notebook's module is reached by its path
+(``decompkit.exercises.chain``).
 
 This package may import the lecture's maths and :mod:`decompkit.grading`, nothing above them
 (no plotting, widgets, notebook machinery, Pydantic or networkx): a student's kernel imports
 it for every graded cell and must stay light.
 """
 
-from ._contract import Diagnosis, Exercise, Item
-from ._page import earned
-from ._support import cached_key, known_item, mistake_clashes, text_table
-from .params import EXERCISES, expected
+from . import contract, page, params, support
+from .contract import *  # noqa: F403
+from .page import *  # noqa: F403
+from .params import *  # noqa: F403
+from .support import *  # noqa: F403
 
 __all__ = [
-    "Exercise",
-    "Item",
-    "Diagnosis",
-    "EXERCISES",
-    "expected",
-    "earned",
-    "cached_key",
-    "known_item",
-    "mistake_clashes",
-    "text_table",
+    *contract.__all__,
+    *params.__all__,
+    *page.__all__,
+    *support.__all__,
 ]

@@ -12,9 +12,6 @@ import math
 from dataclasses import dataclass
 
 from .. import reliability as rel
-from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay, report
-from ._support import cached_key, grid, known_item, mistake_clashes
 from .checks import (
     Mistake,
     form_choices,
@@ -22,6 +19,9 @@ from .checks import (
     judge_choices,
     judge_number,
 )
+from .contract import Diagnosis, Exercise, Item
+from .page import NumbersDisplay, report
+from .support import cached_key, grid, known_item, mistake_clashes
 
 __all__ = [
     "ChainParams",

@@ -10,7 +10,7 @@ relative 1e-3 is on track; one that is the right value rounded to three digits o
 ``"close"``, told to keep at least four significant digits.
 
 A notebook's visible check prints the verdict as one line (see
-:func:`decompkit.exercises._page.report`); in strict mode (grading, ``kit.py check``) an answer off
+:func:`decompkit.exercises.page.report`); in strict mode (grading, ``kit.py check``) an answer off
 track raises :class:`CheckFailed` instead, whose traceback is that line alone.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._contract import UNANSWERED, Diagnosis
+from .contract import UNANSWERED, Diagnosis
 
 __all__ = [
     "CheckFailed",

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from .. import dag
 from ..examples import speedup
-from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay, report
-from ._support import DURATION_RANGES, cached_key, draw_durations, mistake_clashes, worked_example
 from .checks import ON_TRACK, Mistake, judge_number, judge_order, judge_set
+from .contract import Diagnosis, Exercise, Item
+from .page import NumbersDisplay, report
+from .support import DURATION_RANGES, cached_key, draw_durations, mistake_clashes, worked_example
 
 __all__ = [
     "DagParams",

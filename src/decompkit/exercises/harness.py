@@ -28,9 +28,6 @@ from ..artefact import (
     migration_scenario,
     migration_stages,
 )
-from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay, report
-from ._support import cached_key, grid, known_item, mistake_clashes, text_table
 from .checks import (
     Mistake,
     form_choices,
@@ -40,6 +37,9 @@ from .checks import (
     judge_set,
     read_set,
 )
+from .contract import Diagnosis, Exercise, Item
+from .page import NumbersDisplay, report
+from .support import cached_key, grid, known_item, mistake_clashes, text_table
 
 __all__ = [
     "HarnessParams",

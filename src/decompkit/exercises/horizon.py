@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import markov
-from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay, report
-from ._support import cached_key, grid, known_item, mistake_clashes
 from .checks import ON_TRACK, Mistake, judge_number
+from .contract import Diagnosis, Exercise, Item
+from .page import NumbersDisplay, report
+from .support import cached_key, grid, known_item, mistake_clashes
 
 __all__ = ["HorizonParams", "draw", "degenerate", "key", "judge", "check", "ITEMS", "EXERCISE"]
 

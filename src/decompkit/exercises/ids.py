@@ -15,6 +15,10 @@ its numbers for) and the answer key all pass every id through :func:`normalise_i
 
 A normalised id is a safe folder name (no separator, never ``.`` or ``..``, no leading dot)
 and holds no white space, so every command accepts it. Only the standard library is used.
+
+Where a session finds its id is named here too, for :mod:`~decompkit.exercises.params` (which
+resolves it) and :mod:`~decompkit.exercises.page` (which says whose numbers are in use):
+``GRADER_VARIABLE``, ``HUB_VARIABLE`` and ``LECTURE``, the id of the lecture's own numbers.
 """
 
 from __future__ import annotations
@@ -22,9 +26,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["IdError", "MAX_LENGTH", "normalise_id"]
+__all__ = ["IdError", "MAX_LENGTH", "normalise_id", "GRADER_VARIABLE", "HUB_VARIABLE", "LECTURE"]
 
 MAX_LENGTH = 64
+#: Environment variable the grader sets for the kernel that runs a submission.
+GRADER_VARIABLE = "DECOMPKIT_STUDENT"
+#: Environment variable JupyterHub sets in every user's server.
+HUB_VARIABLE = "JUPYTERHUB_USER"
+#: The id that asks for the lecture's own numbers even where an id is known.
+LECTURE = "lecture"
 _OTHER = re.compile(r"[^\w.@-]+")
 _DASHES = re.compile(r"-{2,}")
 

@@ -23,13 +23,14 @@ import os
 import numpy as np
 
 from . import chain, dag, harness, horizon, plans, trace
-from ._contract import Exercise
-from ._support import known_item
-from .ids import IdError, normalise_id
+from .contract import Exercise
+from .ids import GRADER_VARIABLE, HUB_VARIABLE, LECTURE, IdError, normalise_id
+from .support import known_item
 
+# The function params is public but left out of __all__: the package lifts this __all__, and
+# a name params there would hide the module decompkit.exercises.params behind the function.
 __all__ = [
     "EXERCISES",
-    "params",
     "expected",
     "student_id",
     "ASSIGNMENT",
@@ -40,12 +41,6 @@ __all__ = [
 
 #: The nbgrader assignment the notebooks belong to; part of every seed.
 ASSIGNMENT = "decomp"
-#: Environment variable the grader sets for the kernel that runs a submission.
-GRADER_VARIABLE = "DECOMPKIT_STUDENT"
-#: Environment variable JupyterHub sets in every user's server.
-HUB_VARIABLE = "JUPYTERHUB_USER"
-#: The id that asks for the lecture's own numbers even where an id is known.
-LECTURE = "lecture"
 
 #: Every exercise notebook, in the course's order, by its short name.
 EXERCISES: dict[str, Exercise] = {
@@ -162,7 +157,7 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     (0.9, 10, 0.1074)
     >>> params("chain", "s1234") == params("chain", "s1234") != P
     True
-    >>> from decompkit.exercises._page import student_of
+    >>> from decompkit.exercises.page import student_of
     >>> student_of(P), student_of(params("chain", "s1234"))
     (None, 's1234')
     """

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from .. import architectures
 from ..dag import descendants
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
-from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay, report
-from ._support import cached_key, text_table
 from .checks import ON_TRACK, judge_set, read_set
+from .contract import Diagnosis, Exercise, Item
+from .page import NumbersDisplay, report
+from .support import cached_key, text_table
 
 __all__ = [
     "PlansParams",

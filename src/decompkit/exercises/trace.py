@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from .. import scheduler as sc
 from ..dag import ancestors, descendants
-from ._contract import Diagnosis, Exercise, Item
-from ._page import NumbersDisplay, report
-from ._support import (
+from .checks import Mistake, judge_number, judge_set
+from .contract import Diagnosis, Exercise, Item
+from .page import NumbersDisplay, report
+from .support import (
     DURATION_RANGES,
     cached_key,
     draw_durations,
@@ -23,7 +24,6 @@ from ._support import (
     mistake_clashes,
     worked_example,
 )
-from .checks import Mistake, judge_number, judge_set
 
 __all__ = [
     "TraceParams",

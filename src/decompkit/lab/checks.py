@@ -7,8 +7,6 @@ latencies), never typed in; an answer still ``None`` is reported as not answered
 from __future__ import annotations
 
 from ..dag import critical_path
-from ..exercises._contract import UNANSWERED, Diagnosis
-from ..exercises._page import mark_line, say
 from ..exercises.checks import (
     ON_TRACK,
     judge_number,
@@ -16,6 +14,8 @@ from ..exercises.checks import (
     read_number,
     unanswered,
 )
+from ..exercises.contract import UNANSWERED, Diagnosis
+from ..exercises.page import mark_line, say
 from .execute import durations
 from .models import PLANS
 from .schema import TypedPlan, check_plan, plan_problems

@@ -4,7 +4,8 @@ A plan is a list of steps :math:`s_i = (\mathrm{id}_i, \mathrm{tool}_i, \mathrm{
 The *schema* check (Pydantic) accepts exactly the well-typed plans: it never rejects a correct
 one (:math:`\varphi = 0`) and catches format faults only. The *structure* check then asks for
 known tools, no cycle in :math:`\{\mathrm{id}_i: D_i\}`, and :math:`D_i` equal to the steps
-that the ``#E`` placeholders in :math:`\mathrm{args}_i` read.
+that the ``#E`` placeholders in :math:`\mathrm{args}_i` read. :func:`require_plan`, the
+argument check of every runner, is public for the lab's modules; the package lifts ``__all__``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ __all__ = [
     "check_plan",
     "plan_problems",
     "substitute",
-    "require_plan",
 ]
 
 

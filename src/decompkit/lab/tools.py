@@ -3,7 +3,9 @@ r"""Simulated tools: a small fixed web, latencies in milliseconds, failures on d
 A call of tool :math:`t` waits its latency :math:`\ell_t` and answers from fixed data, so a
 step of :math:`k` attempts holds its worker for :math:`k\,\ell_t`. A failure script makes
 attempt :math:`j` of a named step fail hard (no output) or return junk that the step's check
-rejects; every other call answers correctly.
+rejects; every other call answers correctly. The step's check (:func:`check_output`) and the
+argument check of every runner (:func:`require_toolbox`) are public for the lab's modules; the
+package lifts ``__all__``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,7 @@ __all__ = [
     "ToolError",
     "Call",
     "Toolbox",
-    "check_output",
     "page",
-    "require_toolbox",
 ]
 
 #: The tools the executor offers, with the one-line description a planner reads.

@@ -11,6 +11,10 @@ front of every cell that would show a graded answer.
   once the student's answers to the items it would reveal are on track.
 - :class:`NumbersDisplay` is the parameter objects' display: their numbers, and whose they
   are, loudly when nobody's id is set and the lecture's numbers are in use.
+
+The package lifts :func:`earned` and strict mode (``__all__``); the wording the exercise modules
+and the lab's checks print with (:func:`report`, :func:`line`, :func:`mark_line`, :func:`say`,
+:func:`numbers_note`, :func:`student_of`, :class:`NumbersDisplay`) is public for them.
 """
 
 from __future__ import annotations
@@ -19,25 +23,14 @@ import dataclasses
 import html
 import os
 
-from ._contract import Diagnosis, Exercise, exercise_of
 from .checks import CheckFailed
+from .contract import Diagnosis, Exercise, exercise_of
+from .ids import GRADER_VARIABLE, LECTURE
 
-__all__ = [
-    "STRICT_VARIABLE",
-    "strict",
-    "student_of",
-    "numbers_note",
-    "line",
-    "report",
-    "earned",
-    "NumbersDisplay",
-]
+__all__ = ["earned", "strict", "STRICT_VARIABLE"]
 
 #: Environment variable that turns strict mode on (``kit.py check`` sets it for its kernel).
 STRICT_VARIABLE = "DECOMPKIT_STRICT"
-#: The variable the grader sets for a submission's kernel (also defined in ``params``).
-_GRADER_VARIABLE = "DECOMPKIT_STUDENT"
-_LECTURE = "lecture"
 _MARKS = {"ok": "[ok]", "unanswered": "[ ]"}
 
 
@@ -57,7 +50,7 @@ def strict() -> bool:
     False
     """
     flag = os.environ.get(STRICT_VARIABLE, "").strip().lower()
-    return flag in ("1", "true", "yes", "on") or bool(os.environ.get(_GRADER_VARIABLE, "").strip())
+    return flag in ("1", "true", "yes", "on") or bool(os.environ.get(GRADER_VARIABLE, "").strip())
 
 
 def student_of(P) -> str | None:
@@ -78,7 +71,7 @@ def numbers_note(P) -> str:
     who = student_of(P)
     if who is None:
         return "LECTURE NUMBERS - no id set, grading uses your own"
-    if who == _LECTURE:
+    if who == LECTURE:
         return "the lecture's numbers (id 'lecture')"
     return f"numbers of {who}"
 
@@ -218,7 +211,7 @@ class NumbersDisplay:
                 "Type your id into STUDENT_ID above and run the notebook again from the top "
                 "(on the course's JupyterHub your login sets it for you).",
             )
-        if who == _LECTURE:
+        if who == LECTURE:
             return ("The lecture's own numbers (id 'lecture').", None)
         return (f"Numbers of {who}: every exercise below works with them.", None)
 

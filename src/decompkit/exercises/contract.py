@@ -9,8 +9,9 @@ gives the exercise, the variables the student fills, its graded cell and what ki
 it is), and :meth:`Exercise.diagnose` judges one answer into a :class:`Diagnosis`: the status,
 a one-line hint that never holds the answer, the id of the named mistake, and whether the
 answer is the one the lecture's numbers give instead of the student's own. The visible check
-in the notebook (:func:`decompkit.exercises._page.report`), ``kit.py check`` and the grader's
-record all print from that one diagnosis.
+in the notebook (:func:`decompkit.exercises.page.report`), ``kit.py check`` and the grader's
+record all print from that one diagnosis. The package lifts ``__all__``; ``UNANSWERED``, the
+diagnosis of a placeholder left in place, is public for the judging helpers and the lab.
 """
 
 from __future__ import annotations

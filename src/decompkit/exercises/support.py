@@ -4,7 +4,8 @@ The answer-key cache (:func:`cached_key`), the test that a hint never fires for 
 (:func:`mistake_clashes`), the unknown-item error (:func:`known_item`), the plain-text tables
 (:func:`text_table`), and the pieces of a per-student draw: values on a grid (:func:`grid`),
 durations within ranges (:func:`draw_durations`) and a worked example with such durations
-(:func:`worked_example`).
+(:func:`worked_example`). The package lifts the first four (``__all__``), which whoever writes a
+new exercise module needs; the pieces of a draw are public for the exercise modules alone.
 """
 
 from __future__ import annotations
@@ -20,16 +21,7 @@ import numpy as np
 from .. import examples
 from ..validate import whole
 
-__all__ = [
-    "mistake_clashes",
-    "cached_key",
-    "known_item",
-    "text_table",
-    "grid",
-    "draw_durations",
-    "DURATION_RANGES",
-    "worked_example",
-]
+__all__ = ["cached_key", "mistake_clashes", "known_item", "text_table"]
 
 
 def cached_key(key: Callable) -> Callable:
