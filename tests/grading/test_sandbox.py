@@ -34,8 +34,18 @@ def test_a_kernel_inside_walls_sees_only_itself(tmp_path, user_namespace):
         "print(json.dumps({'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit()),\n"
         "    'uid': os.getuid(), 'home': os.getcwd(), 'files': sorted(os.listdir('.')),\n"
         f"    'sees_run_folder': os.path.exists({str(tmp_path)!r}), 'caps': [l for l in\n"
-        "    open('/proc/self/status') if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]}))\n"
+        "    open('/proc/self/status') if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))],\n"
+        "    'sealed': sealed()}))\n"
     )
+    probe = (
+        "import errno, os\n"
+        "def sealed():\n"  # a link in a socket's place would lead the grader anywhere
+        "    try:\n"
+        "        os.rename('/run/kernel/k-1', '/run/kernel/moved')\n"
+        "    except OSError as error:\n"
+        "        return errno.errorcode[error.errno]\n"
+        "    return 'renamed'\n"
+    ) + probe
     (tmp_path / "data.csv").write_text("a,b\n")
     (tmp_path / "link.csv").symlink_to("/etc/hostname")
 
@@ -69,6 +79,7 @@ def test_a_kernel_inside_walls_sees_only_itself(tmp_path, user_namespace):
     caps = "".join(seen["caps"])
     assert "CapEff:\t0000000000000000" in caps and "CapBnd:\t0000000000000000" in caps
     assert "NoNewPrivs:\t1" in caps
+    assert seen["sealed"] == "EROFS"
 
 
 def test_grading_refuses_in_one_line_where_walls_cannot_be_built(tmp_path, monkeypatch, capsys):

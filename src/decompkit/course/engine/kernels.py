@@ -312,7 +312,10 @@ class KernelFactory:
         except (OSError, ValueError) as error:
             raise KernelStartError(f"the warm kernel process failed ({error})") from None
         connection["ip"] = f"/proc/{pid}/root{SOCKETS}/k"
-        return await self._ready(Kernel(_client(connection), pid=pid, folder=folder, walls=walls))
+        kernel = Kernel(_client(connection), pid=pid, folder=folder, walls=walls)
+        await self._ready(kernel)
+        await _sealed(kernel, f"/proc/{pid}/root{SOCKETS}")
+        return kernel
 
     async def _start_ordinary(self, connection, connection_file, cwd, env, folder) -> Kernel:
         from jupyter_client.manager import AsyncKernelManager
@@ -372,6 +375,22 @@ class KernelFactory:
         finally:
             if server.stdout is not None:
                 server.stdout.close()
+
+
+async def _sealed(kernel: Kernel, folder: str) -> None:
+    """Wait until the walled kernel's socket folder is read-only (its init seals it once the
+    sockets are bound); no cell is sent before, so no link can stand in for a socket."""
+    end = time.monotonic() + READY_TIMEOUT
+    while True:
+        try:
+            if os.statvfs(folder).f_flag & os.ST_RDONLY:
+                return
+        except OSError:
+            pass  # the kernel has ended: said below
+        if time.monotonic() > end or not kernel.is_alive():
+            await kernel.kill()
+            raise KernelStartError("the kernel did not start (its sockets were not sealed)")
+        await asyncio.sleep(0.002)
 
 
 def _connection(ip: str) -> dict:

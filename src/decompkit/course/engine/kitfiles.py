@@ -25,7 +25,7 @@ __all__ = ["KitFiles", "package_folder"]
 
 
 def package_folder() -> Path:
-    """The folder of the ``decompkit`` package this process imported (three levels above this file)."""
+    """The folder of the ``decompkit`` package this process imported (two above this file)."""
     return Path(__file__).resolve().parents[2]
 
 

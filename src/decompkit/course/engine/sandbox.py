@@ -36,6 +36,7 @@ import select
 import signal
 import stat
 import sys
+import time
 from dataclasses import dataclass
 
 __all__ = ["Bounds", "Walls", "WallError", "available", "enter", "pressure", "HOME", "SOCKETS"]
@@ -43,6 +44,7 @@ __all__ = ["Bounds", "Walls", "WallError", "available", "enter", "pressure", "HO
 HOME = "/home/student"  # the kernel's home and working folder, inside the walls
 SOCKETS = "/run/kernel"  # its connection file and sockets
 KERNEL_PID = 2  # the kernel's pid inside its namespace (the init is 1)
+SOCKET_FILES = 6  # the connection file and a kernel's five sockets
 
 _CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
 _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID = 0x08000000, 0x10000000, 0x20000000
@@ -372,14 +374,10 @@ def enter(
         _check(_syscall(_PIVOT_ROOT, b".", b"."), "pivot_root")
         _check(_libc.umount2(b".", _MNT_DETACH), "detach the old root")
         os.chdir("/")
-        _drop_bounding_set()
-        if privileged:
-            os.setgroups([])
-            os.setresgid(inner, inner, inner)
-            os.setresuid(inner, inner, inner)
-        _drop_capabilities()
-        _check(_prctl(_PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
         kernel = os.fork()
+        if kernel:
+            _seal_sockets(kernel)
+        _drop_privileges(privileged, inner)
     except BaseException:  # noqa: BLE001 - the waiter reports the init's end as a dead kernel
         os._exit(1)
     if kernel:
@@ -389,6 +387,31 @@ def enter(
         os._exit(1)
     _limit(walls.bounds)
     os.chdir(HOME)
+
+
+def _drop_privileges(privileged: bool, inner: int) -> None:
+    """Become ``inner`` with no capability, none to regain, and ``no_new_privs``."""
+    _drop_bounding_set()
+    if privileged:
+        os.setgroups([])
+        os.setresgid(inner, inner, inner)
+        os.setresuid(inner, inner, inner)
+    _drop_capabilities()
+    _check(_prctl(_PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
+
+
+def _seal_sockets(kernel: int, seconds: float = 60.0) -> None:
+    """In the init: once the kernel has bound its sockets, make their folder read-only, so
+    that no code of the kernel can put a link in a socket's place for the grader to follow
+    (the grader reaches the sockets from outside, where a link would point anywhere)."""
+    end = time.monotonic() + seconds
+    while len(os.listdir(SOCKETS)) < SOCKET_FILES and time.monotonic() < end:
+        ended, status = os.waitpid(kernel, os.WNOHANG)
+        if ended:  # the kernel ended before it listened: so does its namespace
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        time.sleep(0.002)
+    flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    _mount(None, SOCKETS, None, flags)
 
 
 def _megabytes(count: int) -> str:
