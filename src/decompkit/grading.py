@@ -172,7 +172,14 @@ def same_set_map(answer, expected: Mapping) -> bool:
         return False
 
 
-def _norm(text) -> str:
+def choice_words(text) -> str:
+    """``text`` as a choice is compared: lower case, ``-`` and ``_`` as spaces, spaces single.
+
+    Public for :mod:`decompkit.exercises.checks`, whose hints judge choices by the same rule.
+
+    >>> choice_words(" Hard_failure ")
+    'hard failure'
+    """
     return " ".join(str(text).strip().lower().replace("_", " ").replace("-", " ").split())
 
 
@@ -185,7 +192,7 @@ def same_choice(answer, expected: str) -> bool:
     >>> same_choice(" Lower ", "lower"), same_choice(None, "none")
     (True, False)
     """
-    return isinstance(answer, str) and _norm(answer) == _norm(expected)
+    return isinstance(answer, str) and choice_words(answer) == choice_words(expected)
 
 
 def same_choices(answer, expected: Mapping) -> bool:
@@ -204,8 +211,8 @@ def same_choices(answer, expected: Mapping) -> bool:
     if not isinstance(answer, Mapping):
         return False
     try:
-        got = {_norm(k): v for k, v in answer.items() if isinstance(k, str)}
-        return all(same_choice(got.get(_norm(k)), v) for k, v in expected.items())
+        got = {choice_words(k): v for k, v in answer.items() if isinstance(k, str)}
+        return all(same_choice(got.get(choice_words(k)), v) for k, v in expected.items())
     except TypeError:
         return False
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..grading import choice_words
 from .contract import UNANSWERED, Diagnosis
 
 __all__ = [
@@ -236,14 +237,10 @@ def judge_bool(answer, expected: bool, hint: str = "") -> Diagnosis:
 # -- choices --------------------------------------------------------------------------------
 
 
-def _norm(text) -> str:
-    return " ".join(str(text).strip().lower().replace("_", " ").replace("-", " ").split())
-
-
 def _choice_problem(answer, choices) -> Diagnosis | None:
     if not isinstance(answer, str):
         return Diagnosis("invalid", f"expected one of the words {sorted(choices)}, as a string")
-    if _norm(answer) not in {_norm(c) for c in choices}:
+    if choice_words(answer) not in {choice_words(c) for c in choices}:
         return Diagnosis("invalid", f"{answer!r} is not one of the choices {sorted(choices)}")
     return None
 
@@ -264,7 +261,7 @@ def judge_choice(answer, expected: str, choices: Iterable[str], hint: str = "") 
     problem = _choice_problem(answer, choices)
     if problem is not None:
         return problem
-    if _norm(answer) != _norm(expected):
+    if choice_words(answer) != choice_words(expected):
         return Diagnosis(
             "off", hint or "another choice fits better; reread the definitions", "wrong_choice"
         )
@@ -292,9 +289,11 @@ def form_choices(answer, keys: Iterable[str], choices: Iterable[str]) -> Diagnos
     extra = [k for k in answer if k not in keys]
     if extra:
         return Diagnosis("invalid", f"not items of this exercise: {extra}")
-    options = {_norm(c) for c in choices}
+    options = {choice_words(c) for c in choices}
     unknown = sorted(
-        str(k) for k, v in answer.items() if not isinstance(v, str) or _norm(v) not in options
+        str(k)
+        for k, v in answer.items()
+        if not isinstance(v, str) or choice_words(v) not in options
     )
     if unknown:
         return Diagnosis(
@@ -326,7 +325,7 @@ def judge_choices(
     if problem is not None:
         return problem
     hints = dict(hints or {})
-    wrong = [k for k in expected if _norm(answer[k]) != _norm(expected[k])]
+    wrong = [k for k in expected if choice_words(answer[k]) != choice_words(expected[k])]
     if not wrong:
         return ON_TRACK
     details = "; ".join(f"{k}: {hints[k]}" for k in wrong if k in hints)
