@@ -1,6 +1,6 @@
 """The class report: what the class got wrong, who copied whose numbers, what changed.
 
-Read from the grading records (:func:`decompkit.course.records.load`); nothing is re-run.
+Read from the grading records (:func:`decompkit.course.engine.record.load`); nothing is re-run.
 ``python -m decompkit.course report`` writes into ``reports/<assignment>/``:
 
 - ``report.html``, one self-contained page (figures as inline SVG, no script, no network):
@@ -36,16 +36,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..exercises.ids import LECTURE
 from ..grading import close
 from .csvsafe import cell
+from .engine.record import load
 from .key import FILES, answer_key
-from .records import load
 
 __all__ = ["MIN_MATCHES", "ClassReport", "Match", "analyse", "number", "write", "main"]
 
 #: Wrong numeric answers that must equal one other id's key before a match is reported.
 MIN_MATCHES = 2
-LECTURE = "lecture"
 _NOT_GRADED = {"timeout", "time_limit", "kernel_died", "failed", "unreadable"}
 _WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$", re.S)
 
@@ -139,13 +139,13 @@ def _keys(students, notebook_file: str) -> dict:
     return keys
 
 
-def _matches(student: str, notebook: str, entry: dict, keys: dict) -> list[Match]:
+def _matches(student: str, notebook: str, entry, keys: dict) -> list[Match]:
     own = keys.get(student, {})
     wrong = {}
-    for grade_id, item in entry.get("items", {}).items():
-        value = number(item.get("answer"))
+    for grade_id, item in entry.items.items():
+        value = number(item.answer)
         expected = own.get(grade_id)
-        if item.get("status") in ("off", "invalid") and value is not None:
+        if item.status in ("off", "invalid") and value is not None:
             if not isinstance(expected, bool) and isinstance(expected, (int, float)):
                 wrong[grade_id] = value
     found = []
@@ -164,20 +164,13 @@ def _matches(student: str, notebook: str, entry: dict, keys: dict) -> list[Match
     return found
 
 
-def _title(item: dict, grade_id: str) -> str:
-    """``B1 p_prime``: the exercise's label and the variable(s) the student filled in."""
-    names = ", ".join(item.get("names") or ()) or item.get("item")
-    parts = (item.get("label") or "", names or grade_id.removesuffix("_value"))
-    return " ".join(p for p in parts if p)
-
-
 def analyse(records: dict, assignment: str, previous: dict | None = None) -> ClassReport:
     """Aggregate the records of one assignment (see the module's docstring).
 
     Parameters
     ----------
     records : dict
-        ``{student: record}`` as :func:`decompkit.course.records.load` returns them.
+        ``{student: Record}`` as :func:`decompkit.course.engine.record.load` returns them.
     assignment : str
         The assignment they belong to.
     previous : dict, optional
@@ -186,55 +179,49 @@ def analyse(records: dict, assignment: str, previous: dict | None = None) -> Cla
     report = ClassReport(assignment, sorted(records))
     by_notebook = defaultdict(dict)
     for student, record in records.items():
-        for notebook, entry in record.get("notebooks", {}).items():
+        for notebook, entry in record.notebooks.items():
             by_notebook[notebook][student] = entry
     for notebook in sorted(by_notebook):
         entries = by_notebook[notebook]
         keys = _keys(sorted(entries), notebook)
         items, item_scores = {}, {}
         for student, entry in sorted(entries.items()):
-            status = entry.get("status", "graded")
+            status = entry.status
             if status == "missing":  # not handed in: nothing to count, listed on its own
                 report.missing.setdefault(notebook, []).append(student)
                 continue
-            report.scores.setdefault(notebook, {})[student] = (
-                float(entry.get("score") or 0.0),
-                float(entry.get("max_score") or 0.0),
-            )
+            report.scores.setdefault(notebook, {})[student] = (entry.score, entry.max_score)
             if status in _NOT_GRADED:
                 what = status.replace("_", " ")
-                report.flags.append((student, notebook, f"{what}: {entry.get('message') or ''}"))
-            kind = "integrity (flagged)" if entry.get("flagged") else "integrity"
-            for flag in entry.get("flags", []):
+                report.flags.append((student, notebook, f"{what}: {entry.message}"))
+            kind = "integrity (flagged)" if entry.flagged else "integrity"
+            for flag in entry.flags:
                 report.flags.append((student, notebook, f"{kind}: {flag}"))
-            for grade_id, item in entry.get("items", {}).items():
-                row = items.setdefault(
-                    grade_id,
-                    {"title": _title(item, grade_id), "n": 0, "right": 0, "unanswered": 0,
-                     "not_graded": 0, "mistakes": Counter(), "hints": {}},
-                )  # fmt: skip
+            for grade_id, item in entry.items.items():
+                row = items.setdefault(grade_id, {
+                    "title": item.title(grade_id), "n": 0, "right": 0, "unanswered": 0,
+                    "not_graded": 0, "mistakes": Counter(), "hints": {},
+                })  # fmt: skip
                 row["n"] += 1
-                kind = item.get("status")
+                kind = item.status
                 row["right"] += kind in ("ok", "close")
                 row["unanswered"] += kind == "unanswered"
                 row["not_graded"] += kind in ("timeout", "error", "not_run")
                 if kind == "timeout":
                     report.flags.append((student, notebook, f"{row['title']}: timed out"))
-                if item.get("mistake"):
-                    row["mistakes"][item["mistake"]] += 1
-                    row["hints"].setdefault(item["mistake"], str(item.get("message") or ""))
-                item_scores[(student, grade_id)] = float(item.get("score") or 0.0)
+                if item.mistake:
+                    row["mistakes"][item.mistake] += 1
+                    row["hints"].setdefault(item.mistake, item.message)
+                item_scores[(student, grade_id)] = item.score
                 report._titles[(notebook, grade_id)] = row["title"]
             report.matches += _matches(student, notebook, entry, keys)
-            recorded = {
-                i.get("matches") for i in entry.get("items", {}).values() if i.get("matches")
-            }
+            recorded = {i.matches for i in entry.items.values() if i.matches}
             if LECTURE in recorded and not any(
                 m.student == student and m.notebook == notebook and m.source == LECTURE
                 for m in report.matches
             ):
-                hits = tuple(g for g, i in entry["items"].items() if i.get("matches") == LECTURE)
-                wrong = sum(i.get("status") in ("off", "invalid") for i in entry["items"].values())
+                hits = tuple(g for g, i in entry.items.items() if i.matches == LECTURE)
+                wrong = sum(i.status in ("off", "invalid") for i in entry.items.values())
                 report.matches.append(Match(student, notebook, LECTURE, hits, wrong))
         report.items[notebook] = items
         report._item_scores[notebook] = item_scores
