@@ -11,7 +11,7 @@ import pytest
 
 from decompkit.course import report
 from decompkit.course.__main__ import main as course_main
-from decompkit.course.records import load
+from decompkit.course.engine.record import load
 from decompkit.exercises.params import params
 
 from .classroom import CHAIN, NUMERIC, chain_record, key_of, write_record

@@ -6,7 +6,7 @@ a plain CSV with one column per notebook and the submission time.
 scores, manual grades entered in formgrader, minus any late penalty), one column per notebook
 plus the total; the submission time is the grading record's ``submitted_at`` (the LMS's time
 of an LMS download, else nbgrader's ``timestamp.txt``), else the gradebook's. Without a
-gradebook the grading records alone are read (:func:`decompkit.course.records.load`).
+gradebook the grading records alone are read (:func:`decompkit.course.engine.record.load`).
 
 Who is who: the kit knows each student by the gradebook id (the submission's folder name).
 An LMS matches rows by its own ids, which only the instructor has: pass them as a roster, a
@@ -59,7 +59,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .csvsafe import cell
-from .records import load
+from .engine.record import load
 
 __all__ = [
     "FORMATS",
@@ -151,9 +151,11 @@ def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], lis
         if found is not None:
             notebooks, maxima, rows = found
             for row in rows:
-                record = records.get(row.student) or {}
-                row.submitted_at = record.get("submitted_at") or row.submitted_at
-                lms = canvas_user_id(record.get("source_names"))
+                record = records.get(row.student)
+                if record is None:
+                    continue
+                row.submitted_at = record.submitted_at or row.submitted_at
+                lms = canvas_user_id(record.source_names)
                 if lms and "canvas_id" not in row.people:
                     row.people["canvas_id"] = lms
             return notebooks, maxima, rows
@@ -161,15 +163,15 @@ def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], lis
         raise ValueError(
             f"no gradebook with assignment {assignment!r} and no grading records of it in {root}"
         )
-    notebooks = sorted({nb for r in records.values() for nb in r.get("notebooks", {})})
+    notebooks = sorted({nb for r in records.values() for nb in r.notebooks})
     maxima, rows = {}, []
     for student, record in records.items():
-        row = Row(student, submitted_at=str(record.get("submitted_at") or ""))
-        lms = canvas_user_id(record.get("source_names"))
+        row = Row(student, submitted_at=record.submitted_at or "")
+        lms = canvas_user_id(record.source_names)
         row.people = {"canvas_id": lms} if lms else {}
-        for notebook, entry in record.get("notebooks", {}).items():
-            maxima[notebook] = max(maxima.get(notebook, 0.0), float(entry.get("max_score") or 0))
-            row.scores[notebook] = float(entry.get("score") or 0.0)
+        for notebook, entry in record.notebooks.items():
+            maxima[notebook] = max(maxima.get(notebook, 0.0), entry.max_score)
+            row.scores[notebook] = entry.score
         rows.append(row)
     return notebooks, maxima, rows
 

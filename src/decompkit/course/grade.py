@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.ids import IdError, normalise_id
-from . import recorder as records
+from .engine import record as records
 from .engine.environment import walls_for
 from .engine.notebooks import load_source
 from .engine.runner import FAILED, Limits
@@ -299,7 +299,7 @@ def _write_student(root, conf, gb, run, submission, outcomes, flags, collected) 
         walls=run.walls,
     )
     path = records.record_path(root, assignment, student)
-    temporary = records.write_record(path, record)
+    temporary = records.write(path, record)
     target = root / conf["autograded"] / student / assignment
     staged = target.parent / f".{assignment}.new-{os.getpid()}"
     try:

@@ -413,7 +413,7 @@ def grade_notebooks(
 ):
     """Grade one student: ``files`` maps each notebook name to its path (None: missing).
 
-    ``views`` maps each notebook to its :class:`decompkit.course.recorder.ExerciseView`;
+    ``views`` maps each notebook to its :class:`decompkit.course.engine.views.ExerciseView`;
     ``after(outcome)``, when given, runs after each notebook and returns problems to report
     with it (the grader's check of the kit's files); ``parent`` is the pid of the process
     that waits for the result (grading stops if it goes away). Returns one

@@ -24,7 +24,6 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from ..integrity import Flag, scan_notebook
-from ..recorder import GRADER_VARIABLE, LECTURE, views
 from .clean_check import judge, run_cells
 from .codec import encode
 from .environment import GradingError, kernel_environment, walled_environment
@@ -32,6 +31,7 @@ from .kernels import KernelFactory
 from .kitfiles import KitFiles
 from .runner import grade_notebooks
 from .sandbox import Walls
+from .views import GRADER_VARIABLE, LECTURE, views
 
 __all__ = ["NotGraded", "Plan", "grade_all", "self_test"]
 
