@@ -187,13 +187,16 @@ def _check_lifetime(n, p, q, budget, tables):
     if tables is None:
         life = np.minimum(budget[live], expected_rounds(n[live], p[live], q[live]))
     else:
+        first, retry = tables
         life = np.array(
             [
-                min(budget[i], mean_rounds(tables[0][i, : n[i]], tables[1][i, : n[i]], q[i],
-                                           retire_stuck=True))
+                min(
+                    budget[i],
+                    mean_rounds(first[i, : n[i]], retry[i, : n[i]], q[i], retire_stuck=True),
+                )
                 for i in live
             ]
-        )  # fmt: skip
+        )
     if life.size and life.max() > MAX_ROUNDS:
         i = live[int(np.argmax(life))]
         raise ValueError(

@@ -85,8 +85,9 @@ def simulate_flat(n, p, q, budget, tables, runs, rng):
         if correlated:
             retrying = ~advanced  # a caught error: the next round retries this subtask
             if may_stick:
-                stuck = _settle_stuck(alive, done, retrying, base, first, retry, t, need,
-                                      rounds, q_run, rng)  # fmt: skip
+                stuck = _settle_stuck(
+                    alive, done, retrying, base, first, retry, t, need, rounds, q_run, rng
+                )
                 if stuck is not None:
                     settled, lost_later = stuck
                     if single:
