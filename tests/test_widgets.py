@@ -10,6 +10,9 @@ import gc
 import html
 import importlib.util
 import io
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,6 +39,7 @@ from decompkit.widgets import (
     reliability_explorer,
     trace_stepper,
 )
+from decompkit.widgets._render import MAX_RATIO, FigureView
 from decompkit.widgets.dag import time_axis_end
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -701,6 +705,40 @@ def test_the_view_keeps_its_ipywidgets_layout(any_ex):
     import ipywidgets
 
     assert isinstance(any_ex.view.layout, ipywidgets.Layout)
+
+
+#: The browser side of the explorers' view: an ES module, and the explorer's style sheet.
+VIEW_SCRIPT = ROOT / "src" / "decompkit" / "widgets" / "explorer.js"
+VIEW_STYLE = ROOT / "src" / "decompkit" / "widgets" / "explorer.css"
+
+
+def test_the_view_loads_its_script_and_style_from_their_files():
+    view = FigureView()
+    assert view._esm == VIEW_SCRIPT.read_text(encoding="utf-8")
+    assert view._css == VIEW_STYLE.read_text(encoding="utf-8")
+    assert "export default" in view._esm and ".decompkit-explorer" in view._css
+
+
+def test_the_view_draws_for_the_pixel_ratios_the_kernel_renders():
+    """The page reports at most MAX_RATIO: the kernel renders no finer than that."""
+    found = re.search(r"^const MAX_RATIO = ([0-9.]+);$", VIEW_SCRIPT.read_text(), re.MULTILINE)
+    assert found is not None, "explorer.js declares no MAX_RATIO"
+    assert float(found.group(1)) == MAX_RATIO
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_view_script_is_a_module_node_can_parse(tmp_path):
+    """node --check parses the module (as .mjs: an ES module); a broken copy it refuses."""
+
+    def check(text):
+        copy = tmp_path / "explorer.mjs"
+        copy.write_text(text, encoding="utf-8")
+        return subprocess.run(["node", "--check", str(copy)], capture_output=True, text=True)
+
+    script = VIEW_SCRIPT.read_text(encoding="utf-8")
+    parsed = check(script)
+    assert parsed.returncode == 0, parsed.stderr
+    assert check(script.replace("export default {", "export default {{", 1)).returncode != 0
 
 
 def test_an_update_sends_no_picture_only_the_scene(any_ex):

@@ -15,7 +15,7 @@ terminal), an explorer falls back to the PNG of its current state and a note.
 
 In a notebook, the last expression of a cell shows the explorer, e.g. ``reliability_explorer()``.
 The explorers import the plots, the lecture's maths, ipywidgets and anywidget (the figure view,
-``_render`` and ``_frontend``), never notebook machinery.
+``_render`` and ``explorer.js``), never notebook machinery.
 """
 
 from .dag import DagExplorer, dag_explorer

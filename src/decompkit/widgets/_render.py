@@ -9,7 +9,7 @@ that writes down what it is asked to draw instead of painting pixels: paths (cur
 boxes, arrows, ticks) become vertex lists with their colours, width, dashes, hatch and clip,
 in device pixels; each line of text becomes a small bitmap that Agg renders as in a full draw,
 kept by its look (string, font, colour) and sent to the browser once. The browser
-(:mod:`._frontend`) paints the background and the scene on a canvas. So an update costs the
+(``explorer.js``) paints the background and the scene on a canvas. So an update costs the
 kernel about a millisecond plus a few for any text it has not drawn before, and sends a few
 kilobytes; no picture is encoded or decoded on the way.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import pathlib
 import struct
 import time
 import zlib
@@ -35,15 +36,13 @@ from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
-from ._frontend import CSS as _CSS
-from ._frontend import ESM as _ESM
-
 __all__: list[str] = []
 
 #: CSS pixels per inch: a figure of w inches is shown w * 96 CSS pixels wide, and a font of
 #: s points is s * 96 / 72 CSS pixels tall (9 pt -> 12 px).
 CSS_DPI = 96
 #: Highest device pixel ratio rendered for; a 3x phone gets 2x pixels, scaled by the browser.
+#: explorer.js has the same bound.
 MAX_RATIO = 2.0
 #: zlib level of the PNGs: level 1 with no row filter is several times faster than Pillow's
 #: default on flat line drawings, and the file is no larger.
@@ -451,14 +450,9 @@ def setting_key(pairs) -> str:
     return "|".join(parts)
 
 
-#: How long the browser waits for the kernel's answer before it says the picture is saved.
-_PING_TIMEOUT_MS = 4000
-#: Decoded bitmaps the browser keeps, most recent last.
-_BROWSER_BITMAPS = 3000
-#: Pictures by setting (sent ahead, or answers) the browser keeps, most recent last.
-_BROWSER_PICTURES = 400
-#: Milliseconds the browser waits for the models of the controls before it goes on without.
-_CONTROLS_TIMEOUT_MS = 10_000
+#: The browser side of the view (its limits and timeouts are constants at its top), and the
+#: style of an explorer in the page: files beside this one, read by anywidget.
+_HERE = pathlib.Path(__file__).parent
 
 
 class FigureView(anywidget.AnyWidget):
@@ -501,14 +495,8 @@ class FigureView(anywidget.AnyWidget):
         Text alternative of the picture.
     """
 
-    _esm = _ESM % {
-        "max_ratio": MAX_RATIO,
-        "timeout_ms": _PING_TIMEOUT_MS,
-        "bitmaps": _BROWSER_BITMAPS,
-        "pictures": _BROWSER_PICTURES,
-        "controls_ms": _CONTROLS_TIMEOUT_MS,
-    }
-    _css = _CSS
+    _esm = _HERE / "explorer.js"
+    _css = _HERE / "explorer.css"
     frame = traitlets.Bytes(b"").tag(sync=True)
     backdrop = traitlets.Int(0).tag(sync=True)
     scene = traitlets.List().tag(sync=True)

@@ -1,28 +1,24 @@
-"""The browser side of :class:`decompkit.widgets._render.FigureView`: one ES module (anywidget).
+// The browser side of decompkit.widgets' FigureView (view.py): one ES module that anywidget
+// loads.
+//
+// It paints the background and then the scene (paths, markers, bitmaps) on a canvas at the
+// figure's CSS size, decoding each bitmap once; keeps the pictures the kernel sends ahead (and
+// its answers) by setting and draws one as soon as the controls reach it, never letting a late
+// answer step the figure back; reports the width the notebook gives the figure and the
+// screen's pixel ratio; steps a stepper's slider on a button click and the sliders on arrow
+// keys in the page; and says when a saved picture has no kernel behind it.
 
-It paints the background and then the scene (paths, markers, bitmaps) on a canvas at the
-figure's CSS size, decoding each bitmap once; keeps the pictures the kernel sends ahead (and
-its answers) by setting and draws one as soon as the controls reach it, never letting a late
-answer step the figure back; reports the width the notebook gives the figure and the
-screen's pixel ratio; steps a stepper's slider on a button click and the sliders on arrow
-keys in the page; and says when a saved picture has no kernel behind it.
-"""
+// Highest device pixel ratio drawn for: the kernel's MAX_RATIO (a test keeps them equal).
+const MAX_RATIO = 2;
+// How long the view waits for the kernel's answer before it says the picture is saved.
+const PING_TIMEOUT_MS = 4000;
+// Decoded bitmaps kept, most recent last.
+const BITMAPS = 3000;
+// Pictures by setting (sent ahead, or answers) kept, most recent last.
+const PICTURES = 400;
+// How long the view waits for the models of the controls before it goes on without them.
+const CONTROLS_TIMEOUT_MS = 10000;
 
-__all__: list[str] = []
-
-#: Style of an explorer in the page. In a saved notebook without a kernel, ipywidgets marks
-#: every control and box with a red broken-chain icon; the figure's note already says to run
-#: the cell, so an explorer shows no icons and only its controls greyed instead.
-CSS = """
-.decompkit-explorer.jupyter-widgets-disconnected::before,
-.decompkit-explorer .jupyter-widgets-disconnected::before { display: none; }
-.decompkit-explorer .widget-slider.jupyter-widgets-disconnected,
-.decompkit-explorer .widget-checkbox.jupyter-widgets-disconnected,
-.decompkit-explorer .widget-toggle-buttons.jupyter-widgets-disconnected,
-.decompkit-explorer .widget-button.jupyter-widgets-disconnected { opacity: 0.5; }
-"""
-
-ESM = r"""
 const NOTE = "Saved picture: run this cell to use the controls.";
 
 // Buffers arrive as DataView (live kernel), ArrayBuffer or typed arrays (saved state).
@@ -143,7 +139,7 @@ export default {
     note.style.cssText = "display:none;font-style:italic;margin:2px 0 4px 0;";
     const canvas = document.createElement("canvas");
     canvas.style.display = "block";
-    canvas.style.maxWidth = "100%%"; // a saved picture wider than the page shrinks to fit
+    canvas.style.maxWidth = "100%"; // a saved picture wider than the page shrinks to fit
     canvas.setAttribute("role", "img");
     el.append(note, canvas);
     const ctx = canvas.getContext("2d");
@@ -159,7 +155,7 @@ export default {
     const remember = (key, scene) => {
       pictures.delete(key);
       pictures.set(key, { layout: model.get("backdrop"), epoch: model.get("epoch"), scene });
-      if (pictures.size > %(pictures)d) pictures.delete(pictures.keys().next().value);
+      if (pictures.size > PICTURES) pictures.delete(pictures.keys().next().value);
     };
     // A setting's picture on the current background and epoch.
     const which = (key) => `${model.get("backdrop")}:${model.get("epoch")}:${key}`;
@@ -204,9 +200,9 @@ export default {
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.drawImage(back, 0, 0);
       paint(ctx, scene, ready);
-      if (bitmaps.size > %(bitmaps)d) {
+      if (bitmaps.size > BITMAPS) {
         for (const id of bitmaps.keys()) {
-          if (bitmaps.size <= %(bitmaps)d / 2) break;
+          if (bitmaps.size <= BITMAPS / 2) break;
           if (!ids.has(id)) bitmaps.delete(id);
         }
       }
@@ -271,7 +267,7 @@ export default {
     };
 
     // The width the notebook gives the figure and the pixel ratio, as one change.
-    const ratio = () => Math.min(window.devicePixelRatio || 1, %(max_ratio)s);
+    const ratio = () => Math.min(window.devicePixelRatio || 1, MAX_RATIO);
     let reported = model.get("screen") || [0, 1];
     const report = () => {
       const width = Math.floor(el.getBoundingClientRect().width);
@@ -293,11 +289,11 @@ export default {
     media.addEventListener("change", report);
 
     // A live kernel answers at once; a view restored from a saved notebook gets no answer.
-    const timer = setTimeout(() => (note.style.display = "block"), %(timeout_ms)d);
+    const timer = setTimeout(() => (note.style.display = "block"), PING_TIMEOUT_MS);
     model.on("msg:custom", onMessage);
     try {
       model.send({ type: "ping" });
-    } catch (err) {
+    } catch {
       note.style.display = "block";
     }
     model.on("change:seq", fromKernel);
@@ -311,10 +307,12 @@ export default {
     // the view goes on without them (the picture only).
     const models = async (name) => {
       let timeout = null;
-      const late = new Promise((done) => (timeout = setTimeout(() => done([]), %(controls_ms)d)));
+      const late = new Promise(
+        (done) => (timeout = setTimeout(() => done([]), CONTROLS_TIMEOUT_MS))
+      );
       try {
         return await Promise.race([Promise.all((model.get(name) || []).map(resolve)), late]);
-      } catch (err) {
+      } catch {
         return []; // a saved view without its controls: the picture only
       } finally {
         clearTimeout(timeout);
@@ -405,4 +403,3 @@ export default {
     };
   },
 };
-"""
