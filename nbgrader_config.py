@@ -64,9 +64,10 @@ c.Autograde.autograde_preprocessors = [
 ]
 
 # Feedback (decompkit.course.feedback): per graded item the student's answer, score and hint,
-# in place of the test cell (no hidden tests, no traceback); maths typeset by the MathJax copy
-# packaged with the kit, inline in every page. Pages are always rewritten, so a regrade or a
-# manual grade in formgrader shows up without --force.
+# in place of the test cell (no hidden tests, no traceback); no script in a page (its
+# Content-Security-Policy forbids it), the maths typeset as MathML when the page is built.
+# Pages are always rewritten, so a regrade or a manual grade in formgrader shows up without
+# --force.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "decompkit.course.feedback.FeedbackView",

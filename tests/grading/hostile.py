@@ -11,14 +11,24 @@ scores and the lecture's maths.
 from __future__ import annotations
 
 import base64
+import os
+import re
 import struct
 import zlib
+from contextlib import contextmanager
+from pathlib import Path
 
 import nbformat
+import pytest
 
-from .submissions import insert_after, submission
+from .submissions import ROOT, insert_after, submission
 
 CHAIN = "01-chain-reliability"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking"]  # fmt: skip
+#: Screenshots of the last run (git-ignored).
+ARTIFACTS = ROOT / "tests" / "browser" / "artifacts"
 MARK = "PWNED"
 #: B1 answered as if a retry were always right.
 WRONG_B1 = "p_prime = P.p + (1 - P.p) * P.d"
@@ -166,3 +176,67 @@ class Watch:
             })""",
             root,
         )
+
+
+def grade_hostile(root: Path, student: str) -> None:
+    """Hand the hostile chain notebook in as ``student`` and grade it with the kit."""
+    from decompkit.course.grade import autograde
+
+    folder = root / "submitted" / student / "decomp"
+    folder.mkdir(parents=True)
+    nbformat.write(hostile_chain(), folder / f"{CHAIN}.ipynb")
+    results = autograde(root, "decomp", students=[student], workers=1, timeout=30)
+    chain = [r for r in results if r.notebook == CHAIN]
+    assert [r.status for r in chain] == ["graded"], [r.message for r in results]
+
+
+@contextmanager
+def chromium_browser():
+    """Debian's Chromium under Playwright; skip (or fail, with DECOMPKIT_REQUIRE_BROWSER=1)
+    when either is missing."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    if sync_playwright is None or not CHROMIUM.exists():
+        if os.environ.get("DECOMPKIT_REQUIRE_BROWSER") == "1":
+            pytest.fail("Chromium or Playwright missing (run .ci/install-browser)")
+        pytest.skip("Chromium or Playwright missing")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "background", "poster"}
+DANGEROUS = {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "base",
+             "meta", "form", "link", "style", "template", "noscript", "svg", "math"}  # fmt: skip
+_SAFE_URL = re.compile(r"\s*(https?:|mailto:|#|data:image/(png|jpeg|gif|webp|svg\+xml)[;,]|$)")
+_RELATIVE = re.compile(r"\s*(?![a-z][a-z0-9+.-]*:|/|\\)", re.I)
+
+
+def surface(fragment: str, allow: frozenset = frozenset()) -> list[str]:
+    """What a browser could run or load in an HTML fragment, parsed as a browser parses it
+    (html5lib follows the WHATWG algorithm): dangerous elements (but those in ``allow``),
+    event handlers, styles that load or place, script-capable URLs."""
+    import html5lib
+
+    found = []
+    for element in html5lib.parseFragment(fragment, namespaceHTMLElements=False).iter():
+        if not isinstance(element.tag, str):
+            continue  # a comment
+        tag = element.tag.rsplit("}", 1)[-1]
+        if tag in DANGEROUS - allow:
+            found.append(f"<{tag}>")
+        for key, value in element.attrib.items():
+            name = key.rsplit("}", 1)[-1].lower()
+            if name.startswith("on") or name in ("srcdoc", "formaction"):
+                found.append(f"<{tag} {name}={value!r}>")
+            elif name == "style" and re.search(r"url|expression|position", value, re.I):
+                found.append(f"<{tag} style={value!r}>")
+            elif name in URL_ATTRIBUTES and not _SAFE_URL.match(value):
+                if not (name == "src" and _RELATIVE.match(value)):
+                    found.append(f"<{tag} {name}={value!r}>")
+    return found

@@ -1,6 +1,7 @@
 """Formgrader for manual review in a course without nbgrader's exchange, started as the
 instructor's configuration folder says (decompkit/course/static/instructor/README.md): its
-links resolve, it does not warn or log about a missing exchange, students have names."""
+links resolve, it does not warn or log about a missing exchange, students have names; a
+hostile submission's manual-grading page runs none of its script (in Chromium)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pytest
 
 from decompkit.course.__main__ import main as course_main
 
+from .hostile import ARTIFACTS, CHAIN, MARK, Watch, chromium_browser, grade_hostile
 from .submissions import ROOT
 
 INSTRUCTOR = ROOT / "src" / "decompkit" / "course" / "static" / "instructor"
@@ -117,3 +119,56 @@ def test_the_exchange_side_extensions_are_off(server):
     base, token, _ = server
     assert _get(f"{base}/assignments?course_id=decomp", token)[0] == 404
     assert _get(f"{base}/formgrader", token)[0] == 200
+
+
+# --- a hostile submission in the manual-grading view ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile_submission(course):
+    """s1 hands in the hostile chain notebook (tests/grading/hostile.py), graded by the kit;
+    the id of its submitted notebook in the gradebook, which names formgrader's page of it."""
+    from nbgrader.api import Gradebook
+
+    grade_hostile(course, "s1")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return gb.find_submission_notebook(CHAIN, "decomp", "s1").id
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium_browser() as chromium:
+        yield chromium
+
+
+@pytest.mark.browser
+def test_no_script_of_a_submission_runs_in_formgrader(server, hostile_submission, browser):
+    """The manual-grading page runs in the instructor's Jupyter origin: a script of the
+    submission there could read every file (GET /api/contents) and run code (POST
+    /api/kernels). None runs, none asks."""
+    base, token, _ = server
+    view = browser.new_page(viewport={"width": 1280, "height": 720})
+    watch = Watch(view)
+    response = view.goto(f"{base}/formgrader/submissions/{hostile_submission}/?token={token}")
+    assert response.status == 200
+    view.wait_for_timeout(1500)  # time for any handler or script that could run to run
+    ARTIFACTS.mkdir(exist_ok=True)
+    view.screenshot(path=str(ARTIFACTS / "hostile-formgrader-top.png"))
+    state = watch.state("#notebook-container")
+
+    assert MARK not in state["title"] and MARK not in state["name"], state
+    assert watch.api_calls() == []
+    assert state["scriptable"] == [] and state["handlers"] == []
+    assert [m for m in watch.console if MARK in m] == []
+    # ... and the instructor can still grade it: the answers, the outputs, the notes.
+    view.get_by_role("heading", name="My notes").scroll_into_view_if_needed()
+    view.evaluate("window.scrollBy(0, -150)")
+    view.screenshot(path=str(ARTIFACTS / "hostile-formgrader-markdown.png"))
+    view.get_by_text("bold HTML output", exact=True).scroll_into_view_if_needed()
+    view.evaluate("window.scrollBy(0, -150)")
+    view.screenshot(path=str(ARTIFACTS / "hostile-formgrader-outputs.png"))
+    container = view.locator("#notebook-container")
+    assert container.get_by_text("Student's answer").count() >= 10
+    assert container.get_by_text("bold HTML output", exact=True).is_visible()
+    assert container.get_by_text("application/javascript output removed by the grader").count()
+    view.close()

@@ -18,7 +18,7 @@ from traitlets.config import Config
 
 from decompkit.course.sanitize import sanitize_notebook
 
-from .hostile import HOSTILE_FENCES, HOSTILE_MARKDOWN, PNG
+from .hostile import HOSTILE_FENCES, HOSTILE_MARKDOWN, PNG, surface
 from .submissions import RELEASED, ROOT
 
 _RUN = "document.title='PWNED'//"
@@ -51,37 +51,6 @@ MARKDOWN_GUARDS = [
     f'```python"><img src=x onerror="{_RUN}">\ncode\n```',
     f'<![CDATA[ <img src=x onerror="{_RUN}"> ]]>',
 ]
-
-URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "background", "poster"}
-DANGEROUS = {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "base",
-             "meta", "form", "link", "style", "template", "noscript", "svg", "math"}  # fmt: skip
-_SAFE_URL = re.compile(r"\s*(https?:|mailto:|#|data:image/(png|jpeg|gif|webp|svg\+xml)[;,]|$)")
-_RELATIVE = re.compile(r"\s*(?![a-z][a-z0-9+.-]*:|/|\\)", re.I)
-
-
-def surface(fragment: str) -> list[str]:
-    """What a browser could run or load in an HTML fragment, parsed as a browser parses it
-    (html5lib follows the WHATWG algorithm): dangerous elements, event handlers, styles that
-    load or place, script-capable URLs."""
-    import html5lib
-
-    found = []
-    for element in html5lib.parseFragment(fragment, namespaceHTMLElements=False).iter():
-        if not isinstance(element.tag, str):
-            continue  # a comment
-        tag = element.tag.rsplit("}", 1)[-1]
-        if tag in DANGEROUS:
-            found.append(f"<{tag}>")
-        for key, value in element.attrib.items():
-            name = key.rsplit("}", 1)[-1].lower()
-            if name.startswith("on") or name in ("srcdoc", "formaction"):
-                found.append(f"<{tag} {name}={value!r}>")
-            elif name == "style" and re.search(r"url|expression|position", value, re.I):
-                found.append(f"<{tag} style={value!r}>")
-            elif name in URL_ATTRIBUTES and not _SAFE_URL.match(value):
-                if not (name == "src" and _RELATIVE.match(value)):
-                    found.append(f"<{tag} {name}={value!r}>")
-    return found
 
 
 def lab_cells(nb) -> str:

@@ -12,11 +12,18 @@ same page to ``feedback/<student>/<assignment>/<notebook>.html``:
   the traceback of a failed check reach the page; any other error shows as one line, and
   absolute paths of the grading machine are cut down to their last part.
 - :class:`FeedbackExporter` renders with the template in ``templates/decompkit_feedback``
-  (JupyterLab's look, a table of contents of the items, a notice when the notebook timed out
-  or its kernel died) and typesets the maths with the MathJax copy shipped in
-  ``static/mathjax`` (MathJax 3.2.2, ``es5/tex-svg.js`` from the ``mathjax`` npm package,
-  Apache-2.0). The script is embedded gzip-compressed in every page: a page works offline,
-  attached to an LMS, or forwarded as one file, and loads nothing from the network.
+  (JupyterLab's look in a small stylesheet of its own, a table of contents of the items, a
+  notice when the notebook timed out or its kernel died). A page holds no script at all: its
+  Content-Security-Policy (:data:`CONTENT_SECURITY_POLICY`) forbids every script, and the
+  maths is typeset as MathML when the page is built (:mod:`decompkit.course.mathml`), which
+  browsers render natively. A page works offline, attached to an LMS, or forwarded as one
+  file (tens of kB), and loads nothing from the network.
+
+The notebook rendered is sanitised first (:func:`decompkit.course.sanitize.sanitize_notebook`,
+as the grader stores it; again here for notebooks graded before, or read from ``submitted/``
+when grading failed), so nothing a student wrote can run where the page is opened, and the
+policy stops anything that would slip through.
+
 
 Feedback is always regenerated (``GenerateFeedback.force``): after a regrade or a manual
 grade in formgrader the old page is replaced, never silently kept. A notebook nbgrader could
@@ -27,27 +34,28 @@ a page, from the record, that says so.
 from __future__ import annotations
 
 import argparse
-import base64
 import functools
-import gzip
-import json
 import re
 import sys
 from pathlib import Path
 
+from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 from traitlets.config import Config
 
+from .mathml import tex_to_mathml
 from .records import load
+from .sanitize import sanitize_notebook
 
 __all__ = [
+    "CONTENT_SECURITY_POLICY",
     "FEEDBACK_CONFIG",
     "FeedbackExporter",
     "FeedbackView",
     "generate",
-    "mathjax_html",
     "scrub_paths",
     "main",
 ]
@@ -55,7 +63,13 @@ __all__ = [
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 TEMPLATE_NAME = "decompkit_feedback"
-MATHJAX = HERE / "static" / "mathjax" / "tex-svg.js"
+#: What a feedback page may load and run: its own inline styles and images from data, nothing
+#: else (no script, no frame, no font, no request, no form, no <base>).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'"
+)
+
 
 #: What the course's nbgrader_config.py sets for ``nbgrader generate_feedback``.
 FEEDBACK_CONFIG = {
@@ -239,6 +253,7 @@ class FeedbackView(Preprocessor):
     enabled = Bool(True, help="rewrite the notebook into its feedback view").tag(config=True)
 
     def preprocess(self, nb, resources):
+        nb = sanitize_notebook(nb)
         info = resources.setdefault("nbgrader", {})
         notebook = str(info.get("notebook", ""))
         record = _record_of(_course_root(resources), str(info.get("assignment", "")),
@@ -320,50 +335,26 @@ class FeedbackView(Preprocessor):
         }
 
 
-@functools.lru_cache(maxsize=1)
-def mathjax_html() -> str:
-    """The MathJax configuration and the packaged MathJax, as inline ``<script>`` elements.
+class _MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer with every formula typeset as MathML."""
 
-    The script is gzip-compressed and base64-encoded (2.1 MB -> 0.9 MB per page) and
-    unpacked by the browser's ``DecompressionStream``; the TeX packages that would fetch
-    extensions on demand (``autoload``, ``require``) are switched off, so nothing is ever
-    loaded from elsewhere: an unknown macro shows in red instead.
-    """
-    packed = base64.b64encode(gzip.compress(MATHJAX.read_bytes(), 9, mtime=0)).decode("ascii")
-    config = {
-        "tex": {
-            "inlineMath": [["$", "$"], ["\\(", "\\)"]],
-            "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
-            "processEscapes": True,
-            "packages": {"[-]": ["autoload", "require"]},
-        },
-        "svg": {"fontCache": "global"},
-        "options": {"enableMenu": False},
-    }
-    return (
-        f"<script>window.MathJax = {json.dumps(config)};</script>\n"
-        '<script id="decompkit-mathjax" data-mathjax="3.2.2 tex-svg (packaged)">\n'
-        "(function () {\n"
-        f'  var packed = "{packed}";\n'
-        "  if (!window.DecompressionStream) { return; }\n"
-        "  var bytes = Uint8Array.from(atob(packed), function (c) { return c.charCodeAt(0); });\n"
-        "  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));\n"
-        "  new Response(stream).text().then(function (code) {\n"
-        "    var script = document.createElement('script');\n"
-        "    script.textContent = code;\n"
-        "    document.head.appendChild(script);\n"
-        "  });\n"
-        "})();\n"
-        "</script>"
-    )
+    def inline_math(self, body: str) -> str:
+        return tex_to_mathml(body)
+
+    def block_math(self, body: str) -> str:
+        return tex_to_mathml(body, display=True)
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return tex_to_mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
 
 
 class FeedbackExporter(HTMLExporter):
-    """nbconvert's HTML exporter with the course's feedback template and packaged MathJax.
+    """nbconvert's HTML exporter with the course's feedback template, maths as MathML.
 
     The template and its folder are fixed here (nbgrader's own ``GenerateFeedback`` sets the
-    HTMLExporter's template to its own, which this page replaces); every script the page
-    needs is inline, and none is fetched from a CDN.
+    HTMLExporter's template to its own, which this page replaces). The page runs no script:
+    its Content-Security-Policy says so, and markdown maths (cells, ``text/markdown`` and
+    ``text/latex`` outputs) is MathML made here.
     """
 
     export_from_notebook = None
@@ -379,9 +370,22 @@ class FeedbackExporter(HTMLExporter):
         own.setdefault("exclude_output_prompt", True)
         super().__init__(config=merged, **kwargs)
 
+    @pass_context
+    def markdown2html(self, context, source):
+        """Markdown to HTML as nbconvert renders it, each formula typeset as MathML."""
+        cell = context.get("cell", {})
+        renderer = _MathMLRenderer(
+            escape=False,
+            attachments=cell.get("attachments", {}),
+            anchor_link_text=self.anchor_link_text,
+            exclude_anchor_links=self.exclude_anchor_links,
+            **self.lexer_options,
+        )
+        return MarkdownWithMath(renderer=renderer).render(source)
+
     def _init_resources(self, resources):
         resources = super()._init_resources(resources)
-        resources["decompkit_mathjax"] = mathjax_html()
+        resources["decompkit_csp"] = CONTENT_SECURITY_POLICY
         return resources
 
 

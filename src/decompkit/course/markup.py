@@ -81,7 +81,8 @@ _VALUES = {
     "align": re.compile("left|right|center|justify|top|middle|bottom", re.I),
 }
 
-_NOTE_HTML = "<p><em>The grader removed HTML from this output that could run script.</em></p>"
+# A <div>: nbconvert passes a raw cell through bleach, which shows a <p> as text.
+_NOTE_HTML = "<div><em>The grader removed HTML from this output that could run script.</em></div>"
 
 
 # --- URLs -----------------------------------------------------------------------------------
@@ -228,8 +229,8 @@ def clean_html(fragment: str) -> str:
     --------
     >>> clean_html('<b>bold</b> <a href="https://example.org">link</a>')
     '<b>bold</b> <a href="https://example.org" rel="noopener noreferrer">link</a>'
-    >>> print(clean_html('<img src=x onerror="alert(1)"><script>alert(2)</script>ok'))
-    <img src="x">ok<p><em>The grader removed HTML from this output that could run script.</em></p>
+    >>> print(clean_html('<img src=x onerror="alert(1)"><script>alert(2)</script>ok')[:60])
+    <img src="x">ok<div><em>The grader removed HTML from this ou
     >>> clean_html('<table border="1"><tr style="text-align: right;"><td>1</td></tr></table>')
     '<table border="1"><tbody><tr style="text-align: right"><td>1</td></tr></tbody></table>'
     """
