@@ -66,8 +66,23 @@ STYLE_PROPERTIES = frozenset(
     "text-decoration".split()
 )
 #: Removed together with everything inside them.
-_DROPPED = {"script", "style", "template", "iframe", "frame", "frameset", "object", "embed",
-            "applet", "noscript", "noembed", "noframes", "svg", "math", "title"}  # fmt: skip
+_DROPPED = {
+    "script",
+    "style",
+    "template",
+    "iframe",
+    "frame",
+    "frameset",
+    "object",
+    "embed",
+    "applet",
+    "noscript",
+    "noembed",
+    "noframes",
+    "svg",
+    "math",
+    "title",
+}
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml)[;,]", re.I)
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
@@ -186,21 +201,16 @@ def html_cleaner(unmask=None, attachments: tuple | None = None) -> nh3.Cleaner:
 _COSMETIC = re.compile(r"class|id|style|lang|dir|role|tabindex|aria-.*|data-.*")
 
 
+def _kept_names(attributes: str) -> tuple[str, ...]:
+    found = (a.group(1) for a in _TAG_ATTRIBUTE.finditer(attributes))
+    return tuple(name for name in found if not _COSMETIC.fullmatch(name))
+
+
 def _shape(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """The tags of serialised HTML with their attribute names, in order, less what is only
     cosmetic."""
-    return [
-        (
-            m.group(1) + m.group(2),
-            tuple(
-                a.group(1)
-                for a in _TAG_ATTRIBUTE.finditer(m.group(3))
-                if not _COSMETIC.fullmatch(a.group(1))
-            ),
-        )  # fmt: skip
-        for m in _TAG.finditer(text)
-        if m.group(2).lower() != "style"
-    ]
+    tags = (m for m in _TAG.finditer(text) if m.group(2).lower() != "style")
+    return [(m.group(1) + m.group(2), _kept_names(m.group(3))) for m in tags]
 
 
 def lost_markup(fragment: str, cleaned: str) -> bool:

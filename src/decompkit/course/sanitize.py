@@ -29,6 +29,7 @@ import re
 
 from nbformat import from_dict
 from nbformat.corpus.words import generate_corpus_id
+from nbformat.v4 import new_output
 
 from .markup import clean_html
 from .safe_markdown import clean_markdown, clean_tex
@@ -215,20 +216,20 @@ def _outputs(outputs) -> list:
             kept.append({"output_type": kind, "name": name, "text": _text(output.get("text"))})
         elif kind == "error":
             traceback = output.get("traceback")
-            lines = [line for line in traceback if isinstance(line, str)] if isinstance(
-                traceback, list
-            ) else []  # fmt: skip
-            kept.append({"output_type": kind, "ename": str(output.get("ename", "")),
-                         "evalue": str(output.get("evalue", "")), "traceback": lines})  # fmt: skip
+            lines = traceback if isinstance(traceback, list) else []
+            error = {"ename": str(output.get("ename", "")), "evalue": str(output.get("evalue", ""))}
+            kept.append({"output_type": kind, **error, "traceback": [str(line) for line in lines]})
         elif kind in ("display_data", "execute_result"):
             data, notes = _bundle(output.get("data"))
-            shown = {"output_type": kind, "data": data,
-                     "metadata": _output_metadata(output.get("metadata"), data)}  # fmt: skip
+            shown = {
+                "output_type": kind,
+                "data": data,
+                "metadata": _output_metadata(output.get("metadata"), data),
+            }
             if kind == "execute_result":
                 shown["execution_count"] = _count(output.get("execution_count"))
             kept += [shown] if data else []
-            kept += [{"output_type": "display_data", "data": {"text/plain": note},
-                      "metadata": {}} for note in notes]  # fmt: skip
+            kept += [new_output("display_data", data={"text/plain": note}) for note in notes]
     return kept
 
 
@@ -255,10 +256,10 @@ def _cell(cell, seen: set) -> dict:
         attachments = _attachments(cell.get("attachments"))
         if attachments:
             clean["attachments"] = attachments
-        # A raw cell goes into an HTML page as it is (nbconvert's HTML templates).
-        clean["source"] = clean_markdown(source, attachments) if kind == "markdown" else (
-            clean_html(source)
-        )  # fmt: skip
+        if kind == "markdown":
+            clean["source"] = clean_markdown(source, attachments)
+        else:  # a raw cell goes into an HTML page as it is (nbconvert's HTML templates)
+            clean["source"] = clean_html(source)
     return {key: clean[key] for key in _KEYS[kind] if key in clean}
 
 
