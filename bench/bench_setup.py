@@ -19,15 +19,19 @@ user folders are scratch folders. The clock runs from the start of `kit.py` unti
 script waits for it (and anything left in its process group) to end before the next start.
 The second start runs the same command in the same clone, with the environment in place.
 
-The kit's own progress lines give the breakdown (fetching uv, creating .venv, resolving,
-downloading, installing, JupyterLab). The wall times depend on the network and on the load:
+The breakdown comes from the output: kit.py's own step lines (fetching uv, the set-up in
+all), uv's summary lines (`Prepared 127 packages in 8.1s`, `Installed ...`) and JupyterLab
+from kit.py's "starting JupyterLab" line until /api/status answered. `--keep` keeps each
+start's output (with uv's `+ name==version` lines: the versions installed from uv.lock).
+The wall times depend on the network and on the load:
 the load average is printed before and after each round, and so is the CPU time of each
 start (kit.py and every process it ran, up to the server's exit), which other jobs on the
 machine do not inflate much.
 
 ``--quick`` keeps the user's uv cache and sets UV_OFFLINE=1, and hands the clone the uv
 that this checkout uses (DECOMPKIT_UV, PATH, or the one kit.py fetched into .venv-tools/),
-so it needs no network; without such a uv it says so and exits 0 without measuring.
+so it needs no network: `uv sync --frozen` installs uv.lock's versions from the cache. Without
+such a uv it says so and exits 0 without measuring.
 Targets (quiet machine, empty caches): first start <= 30 s, second start <= 5 s.
 """
 
@@ -55,7 +59,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_FIRST = 30.0
 TARGET_SECOND = 5.0
-STEP = re.compile(r"^\[kit\] (?!\.\.\. still)(?P<step>.+) \((?P<seconds>\d+\.\d) s\)$")
+#: kit.py's step lines: "[kit] uv 0.13.9 fetched (3.2 s)", "[kit] ... (12.5 s in all)"
+STEP = re.compile(r"^\[kit\] (?P<step>.+) \((?P<seconds>\d+\.\d) s(?: in all)?\)$")
+#: uv's summary lines: "Prepared 127 packages in 8.12s", "Installed 140 packages in 481ms"
+UV_STEP = re.compile(
+    r"^(?P<step>(?:Resolved|Prepared|Installed|Checked|Built) .+)"
+    r" in (?P<time>[\d.]+)(?P<unit>ms|s)$"
+)
 
 
 def base_python() -> str:
@@ -173,6 +183,7 @@ class Start:
             pass
         self.reader.join(timeout=5)
         self._stderr.close()
+        self.log.with_suffix(".out").write_text("".join(f"{line}\n" for _, line in self.lines))
         self.cpu = _children_cpu() - self.cpu_before  # everything it ran, now that it ended
         with socket.socket() as probe:  # nothing listens on the port any more
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -187,6 +198,10 @@ class Start:
                 steps.append((match["step"].split(": ")[0], float(match["seconds"])))
             elif line.startswith("[kit] starting JupyterLab"):
                 lab_started = at
+        for line in self.log.read_text(errors="replace").splitlines():  # uv writes to stderr
+            if match := UV_STEP.match(line.strip()):
+                scale = 1e-3 if match["unit"] == "ms" else 1.0
+                steps.append((f"uv: {match['step']}", float(match["time"]) * scale))
         if lab_started is not None:
             steps.append(("JupyterLab until /api/status", answered - lab_started))
         return steps
