@@ -6,7 +6,7 @@ module is what the course's ``nbgrader_config.py`` plugs into that step, so
 same page to ``feedback/<student>/<assignment>/<notebook>.html``:
 
 - :class:`FeedbackView` (a preprocessor, after nbgrader's ``GetGrades``) reads the grading
-  record (:func:`decompkit.course.records.load`) and puts one verdict per graded item where
+  record (:func:`decompkit.course.engine.record.load`) and puts one verdict per graded item
   its test cell was: the item's name (``B1 p_prime``), the student's answer, the score and
   the hint as plain text. The test cell itself is not shown, so neither its hidden tests nor
   the traceback of a failed check reach the page; any other error shows as one line, and
@@ -23,7 +23,6 @@ The notebook rendered is sanitised first (:func:`decompkit.course.sanitize.sanit
 as the grader stores it; again here for notebooks graded before, or read from ``submitted/``
 when grading failed), so nothing a student wrote can run where the page is opened, and the
 policy stops anything that would slip through.
-
 
 Feedback is always regenerated (``GenerateFeedback.force``): after a regrade or a manual
 grade in formgrader the old page is replaced, never silently kept. A notebook nbgrader could
@@ -46,8 +45,8 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 from traitlets.config import Config
 
+from .engine.record import NotebookRecord, Record, load
 from .mathml import tex_to_mathml
-from .records import load
 from .sanitize import sanitize_notebook
 
 __all__ = [
@@ -69,7 +68,6 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
     "form-action 'none'"
 )
-
 
 #: What the course's nbgrader_config.py sets for ``nbgrader generate_feedback``.
 FEEDBACK_CONFIG = {
@@ -228,15 +226,16 @@ def _records(root: str, assignment: str, stamp: tuple) -> dict:
     return load(root, assignment)
 
 
-def _record_of(root: Path, assignment: str, student: str) -> dict:
-    """The student's record; every page of one run shares one read of the folder."""
+def _record_of(root: Path, assignment: str, student: str) -> Record | None:
+    """The student's record (None: none); every page of one run shares one read of the
+    folder."""
     folder = root / "records" / assignment
     stamp = (
         tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.json")))
         if folder.is_dir()
         else ()
     )
-    return _records(str(root), assignment, stamp).get(student, {})
+    return _records(str(root), assignment, stamp).get(student)
 
 
 class FeedbackView(Preprocessor):
@@ -258,9 +257,10 @@ class FeedbackView(Preprocessor):
         notebook = str(info.get("notebook", ""))
         record = _record_of(_course_root(resources), str(info.get("assignment", "")),
                             str(info.get("student", "")))  # fmt: skip
-        entry = record.get("notebooks", {}).get(notebook, {})
-        status = entry.get("status", "graded")
-        stopped = status in ("timeout", "time_limit") or not record
+        found = record.notebooks.get(notebook) if record is not None else None
+        entry = found or NotebookRecord(status="graded")
+        status = entry.status
+        stopped = status in ("timeout", "time_limit") or record is None
         fallback = _fallback_names(nb, notebook)
         items, seen = [], set()
         for cell in nb.cells:
@@ -274,17 +274,17 @@ class FeedbackView(Preprocessor):
             cell.source = strip_hidden_tests(_text(cell.source))
             if cell.cell_type == "code":
                 _clean_outputs(cell, stopped)
-        for grade_id in entry.get("items", {}):  # items of a notebook not rendered
+        for grade_id in entry.items:  # items of a notebook not rendered
             if grade_id not in seen:
                 items.append(self._item(None, grade_id, entry, fallback) | {"placed": False})
         nb.metadata.pop("widgets", None)
-        score = info.get("score", entry.get("score"))
-        max_score = info.get("max_score", entry.get("max_score"))
+        score = info.get("score", found.score if found else None)
+        max_score = info.get("max_score", found.max_score if found else None)
         if score is None:
             score = sum(i["score"] for i in items)
             max_score = sum(i["max_score"] for i in items)
         notice = NOTICES.get(status, "")
-        message = scrub_paths(str(entry.get("message") or "")).strip()
+        message = scrub_paths(entry.message).strip()
         if notice and message:
             message = f"What the grader saw: {message.rstrip('.')}."
         for item in items:  # an item with nothing more to say has no panel of its own
@@ -297,31 +297,33 @@ class FeedbackView(Preprocessor):
             "max_score": float(max_score or 0.0),
             "late_penalty": float(info.get("late_penalty") or 0.0),
             "notice": " ".join(part for part in (notice, message) if part),
-            "graded_at": str(record.get("graded_at") or ""),
+            "graded_at": record.graded_at if record is not None else "",
         }
         return nb, resources
 
     @staticmethod
-    def _item(cell, grade_id: str, entry: dict, fallback: dict) -> dict:
-        rec = entry.get("items", {}).get(grade_id, {})
+    def _item(cell, grade_id: str, entry: NotebookRecord, fallback: dict) -> dict:
+        rec = entry.items.get(grade_id)
         label, item = fallback.get(grade_id, ("", grade_id.removesuffix("_value")))
-        label, item = rec.get("label") or label, rec.get("item") or item
-        item = ", ".join(rec.get("names") or ()) or item  # the variable the student filled
-        max_score = float(rec.get("max_score", _meta(cell or {}).get("points", 0)) or 0)
+        if rec is not None:
+            label, item = rec.label or label, rec.item or item
+            item = ", ".join(rec.names) or item  # the variable the student filled
+        points = _meta(cell or {}).get("points", 0)
+        max_score = rec.max_score if rec is not None else float(points or 0)
         score = _meta(cell).get("score") if cell is not None else None
-        score = float(rec.get("score", 0.0) if score is None else score)
-        if rec:
-            status, hint = rec.get("status", "off"), str(rec.get("message") or "")
+        score = float((rec.score if rec is not None else 0.0) if score is None else score)
+        if rec is not None:
+            status, hint = rec.status, rec.message
         elif cell is not None and max_score and score >= max_score:
             status, hint = "ok", ""
         elif cell is not None:
             status, hint = _from_outputs(cell)
         else:
             status, hint = "not_run", ""
-        if status in ("ok", "close") and score < max_score and not rec:
+        if status in ("ok", "close") and score < max_score and rec is None:
             status = "off"
-        by_hand = bool(rec) and abs(score - float(rec.get("score", score))) > 1e-9
-        answer = rec.get("answer")
+        by_hand = rec is not None and abs(score - rec.score) > 1e-9
+        answer = rec.answer if rec is not None else None
         return {
             "anchor": grade_id,
             "title": " ".join(part for part in (label, item) if part),
@@ -417,7 +419,7 @@ def _pages_from_records(root: Path, assignment: str, students) -> list[Path]:
     for student, record in load(root, assignment).items():
         if students is not None and student not in students:
             continue
-        for notebook in record.get("notebooks", {}):
+        for notebook in record.notebooks:
             if (root / "autograded" / student / assignment / f"{notebook}.ipynb").is_file():
                 continue
             nb = _notebook_stub(root, assignment, student, notebook)
