@@ -44,6 +44,7 @@ from .engine.workers import NotGraded, Plan, grade_all
 from .gradebook import ensure_assignment, open_gradebook, write_student
 from .integrity import integrity_files
 from .progress import progress_line
+from .sanitize import safe_to_serve
 from .settings import GradingError, settings
 from .submissions import find_submissions, read_collected
 
@@ -309,8 +310,8 @@ def _write_student(root, conf, gb, run, submission, outcomes, flags, collected) 
             if outcome.autograded is not None:
                 (staged / f"{outcome.notebook}.ipynb").write_text(outcome.autograded, "utf-8")
         for folder in submission.folders:
-            for extra in folder.iterdir():
-                if extra.is_file() and extra.suffix != ".ipynb":
+            for extra in folder.iterdir():  # formgrader serves them: nothing a browser runs
+                if extra.suffix != ".ipynb" and safe_to_serve(extra):
                     shutil.copy2(extra, staged / extra.name)
         write_student(gb, assignment, student, outcomes, timestamp=stamp)
     except BaseException:

@@ -25,7 +25,9 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import os
 import re
+import stat
 
 from nbformat import from_dict
 from nbformat.corpus.words import generate_corpus_id
@@ -34,7 +36,7 @@ from nbformat.v4 import new_output
 from .markup import clean_html
 from .safe_markdown import clean_markdown, clean_tex
 
-__all__ = ["SCRIPT_NOTE", "sanitize_notebook"]
+__all__ = ["SCRIPT_NOTE", "safe_to_serve", "sanitize_notebook"]
 
 #: What replaces a script output.
 SCRIPT_NOTE = "[{mime} output removed by the grader: script from a submission does not run.]"
@@ -296,3 +298,41 @@ def sanitize_notebook(nb):
     nb["cells"] = [from_dict(cell) for cell in cells]
     nb["metadata"] = from_dict(_notebook_metadata(nb.get("metadata")))
     return nb
+
+
+#: The other files of a submission that may be stored beside its autograded notebook, where
+#: formgrader serves them from the instructor's origin: data a browser shows as text, and
+#: pictures that are what their name says. Anything else (a page, an SVG, a script, a file
+#: of no known kind) could run there as the instructor, and is left out.
+_TEXT = (".csv", ".tsv", ".txt", ".dat", ".json")
+_PICTURES = {
+    ".png": (b"\x89PNG\r\n\x1a\n",),
+    ".jpg": (b"\xff\xd8\xff",),
+    ".jpeg": (b"\xff\xd8\xff",),
+    ".gif": (b"GIF87a", b"GIF89a"),
+}
+
+
+def safe_to_serve(path) -> bool:
+    """Whether a submission's file may sit where formgrader serves it: a regular file (not a
+    link) of text data, or a PNG, JPEG or GIF picture whose bytes say it is one.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "plot.png").write_bytes(b"<script>alert(1)</script>")
+    >>> safe_to_serve(folder / "plot.png")
+    False
+    """
+    suffix = os.path.splitext(str(path))[1].lower()
+    if suffix not in _TEXT and suffix not in _PICTURES:
+        return False
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(handle, "rb") as data:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return False
+        return suffix in _TEXT or data.read(8).startswith(_PICTURES[suffix])
