@@ -14,9 +14,11 @@ folder, ``/tmp``, ``/dev/shm`` and its connection sockets (``/run/kernel``). It 
 unprivileged user with no capabilities and ``no_new_privs``, bounded in address space,
 processes and open files. No other kernel, no connection file, no grader process, no course
 folder (gradebook, solutions, other students) and no writable kit is reachable from there.
-Killing the init (:func:`decompkit.course.engine.kernels.Kernel.kill`) ends every process in the
-namespace, however it was started (``setsid``, double forks): the kernel does this before
-the next notebook runs.
+Killing the init (:meth:`decompkit.course.engine.kernels.Kernel.kill`) ends every process in
+the namespace, however it was started (``setsid``, double forks): the grader does this, and
+waits until they are gone, before the next notebook runs. Once the kernel has bound its
+sockets the init makes their folder read-only, so no link can stand in for a socket when the
+grader connects from outside.
 
 Why these system calls rather than bubblewrap: ``bwrap`` runs a new program inside its walls,
 and a new program pays a kernel's whole start-up again (about 1.5 s of imports here), which
