@@ -255,8 +255,9 @@ class FeedbackView(Preprocessor):
         nb = sanitize_notebook(nb)
         info = resources.setdefault("nbgrader", {})
         notebook = str(info.get("notebook", ""))
-        record = _record_of(_course_root(resources), str(info.get("assignment", "")),
-                            str(info.get("student", "")))  # fmt: skip
+        record = _record_of(
+            _course_root(resources), str(info.get("assignment", "")), str(info.get("student", ""))
+        )
         found = record.notebooks.get(notebook) if record is not None else None
         entry = found or NotebookRecord(status="graded")
         status = entry.status
@@ -429,7 +430,7 @@ def _pages_from_records(root: Path, assignment: str, students) -> list[Path]:
                     "assignment": assignment,
                     "notebook": notebook,
                     "db_url": f"sqlite:///{root / 'gradebook.db'}",
-                },  # fmt: skip
+                },
                 "unique_key": notebook,
             }
             page, _ = exporter.from_notebook_node(nb, resources=resources)

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from ..exercises.ids import IdError, normalise_id
+from ..exercises.ids import LECTURE, IdError, normalise_id
 from ..exercises.params import EXERCISES, params
 
 __all__ = ["GRADE_CELLS", "FILES", "KeyRow", "answer_key", "parameters", "write_csv", "main"]
@@ -102,7 +102,7 @@ def answer_key(student, notebooks=None) -> list[KeyRow]:
         if not cells:
             continue
         key = EXERCISES[notebook].key(P)
-        name = student if student is not None else "lecture"
+        name = student if student is not None else LECTURE
         rows += [KeyRow(name, notebook, cell, item, key[item]) for cell, item in cells.items()]
     return rows
 
@@ -125,9 +125,16 @@ def write_csv(path, students, notebooks=None) -> int:
                     fields = parameters(student, row.notebook)
                     numbers[row.notebook] = "; ".join(f"{k}={_text(v)}" for k, v in fields.items())
                 out.writerow(
-                    [row.student, row.notebook, FILES[row.notebook], row.grade_id, row.item,
-                     _text(row.answer), numbers[row.notebook]]
-                )  # fmt: skip
+                    [
+                        row.student,
+                        row.notebook,
+                        FILES[row.notebook],
+                        row.grade_id,
+                        row.item,
+                        _text(row.answer),
+                        numbers[row.notebook],
+                    ]
+                )
                 count += 1
     return count
 

@@ -96,8 +96,9 @@ class Progress:
         self.flagged += bool(flagged)
         self._clear()
         if not self.tty:
-            self.stream.write(f"[{self.done:>{len(str(self.total))}}/{self.total}] {text}"
-                              f"{self._eta()}\n")  # fmt: skip
+            self.stream.write(
+                f"[{self.done:>{len(str(self.total))}}/{self.total}] {text}{self._eta()}\n"
+            )
         for problem in problems:
             self.stream.write(f"    {problem}\n")
         if self.tty:
@@ -118,8 +119,9 @@ def _short(notebook: str) -> str:
     return head if len(head) <= 4 else notebook[:4]
 
 
-def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out=(),
-            troubles=()) -> str:  # fmt: skip
+def summary(
+    assignment, graded, notebooks, maxima, *, seconds, workers, left_out=(), troubles=()
+) -> str:
     """The end-of-run report.
 
     Parameters
@@ -174,16 +176,22 @@ def summary(assignment, graded, notebooks, maxima, *, seconds, workers, left_out
         lines.append("- not handed in   ! could not be graded in full (below)   ? flagged (below)")
     problems = [(s, o) for s, outcomes in graded.items() for o in outcomes if o.status in FAILED]
     if problems:
-        lines += ["", f"Could not be graded in full ({len(problems)}): what did not run scores 0; "
-                  "if the cause is on your side (a limit too short, a file to download again), "
-                  "fix it and regrade with --student ID"]  # fmt: skip
+        lines += [
+            "",
+            f"Could not be graded in full ({len(problems)}): what did not run scores 0; "
+            "if the cause is on your side (a limit too short, a file to download again), "
+            "fix it and regrade with --student ID",
+        ]
         lines += [f"  {s}  {o.notebook}: {o.message}" for s, o in problems]
     flagged = [
         (s, o) for s, outcomes in graded.items() for o in outcomes if getattr(o, "integrity", False)
     ]
     if flagged:
-        lines += ["", f"Flagged by the integrity scan ({len(flagged)}): graded as usual; "
-                  "see integrity.txt and decide"]  # fmt: skip
+        lines += [
+            "",
+            f"Flagged by the integrity scan ({len(flagged)}): graded as usual; "
+            "see integrity.txt and decide",
+        ]
         lines += [f"  {s}  {o.notebook}: {o.integrity}" for s, o in flagged]
     if left_out:
         lines += ["", f"Not graded ({len(left_out)}):"]

@@ -198,10 +198,18 @@ def analyse(records: dict, assignment: str, previous: dict | None = None) -> Cla
             for flag in entry.flags:
                 report.flags.append((student, notebook, f"{kind}: {flag}"))
             for grade_id, item in entry.items.items():
-                row = items.setdefault(grade_id, {
-                    "title": item.title(grade_id), "n": 0, "right": 0, "unanswered": 0,
-                    "not_graded": 0, "mistakes": Counter(), "hints": {},
-                })  # fmt: skip
+                row = items.setdefault(
+                    grade_id,
+                    {
+                        "title": item.title(grade_id),
+                        "n": 0,
+                        "right": 0,
+                        "unanswered": 0,
+                        "not_graded": 0,
+                        "mistakes": Counter(),
+                        "hints": {},
+                    },
+                )
                 row["n"] += 1
                 kind = item.status
                 row["right"] += kind in ("ok", "close")
@@ -308,8 +316,9 @@ def _html(report: ClassReport) -> str:
         out.append("</table>")
     out.append("<h2>Copied numbers</h2>")
     if report.matches:
-        out.append("<table><tr><th>Student</th><th>Notebook</th><th>Finding</th>"
-                   "<th>Items</th></tr>")  # fmt: skip
+        out.append(
+            "<table><tr><th>Student</th><th>Notebook</th><th>Finding</th><th>Items</th></tr>"
+        )
         out += [
             f"<tr><td>{e(m.student)}</td><td>{e(m.notebook)}</td><td>{e(m.describe())}</td>"
             f"<td>{e(', '.join(report._titles.get((m.notebook, g), g) for g in m.items))}</td></tr>"

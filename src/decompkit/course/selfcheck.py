@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..exercises.ids import LECTURE
+
 __all__ = ["Report", "self_check", "numbers_line", "main"]
 
 _MARKS = {"ok": "ok  ", "unanswered": "todo", "failed": "FAIL"}
@@ -165,7 +167,7 @@ def numbers_line(report: Report) -> str:
             "JupyterHub login), so every check used the lecture's numbers; grading uses the "
             "numbers of your own id"
         )
-    if report.student == "lecture":
+    if report.student == LECTURE:
         return "the lecture's numbers (id 'lecture'); grading uses the numbers of your own id"
     where = {
         "typed": "typed into STUDENT_ID",

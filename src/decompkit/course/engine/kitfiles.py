@@ -38,8 +38,12 @@ _SEEN: dict = {}  # path -> (stat signature, sha256): a file is hashed again onl
 
 def _signature(stat_result) -> tuple:
     # Any write or utime() call moves ctime, which a process cannot set back.
-    return (stat_result.st_size, stat_result.st_mtime_ns, stat_result.st_ctime_ns,
-            stat_result.st_ino)  # fmt: skip
+    return (
+        stat_result.st_size,
+        stat_result.st_mtime_ns,
+        stat_result.st_ctime_ns,
+        stat_result.st_ino,
+    )
 
 
 def _state(folder: Path) -> dict[str, str]:

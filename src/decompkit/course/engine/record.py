@@ -187,13 +187,22 @@ class Record:
     def to_json(self) -> dict:
         """The record as schema-1 JSON data (lists for tuples, the keys in their order)."""
         data = dataclasses.asdict(self)
-        order = ("schema", "assignment", "student", "graded_at", "submitted_at",
-                 "source_names", "sandbox", "notebooks")  # fmt: skip
+        order = (
+            "schema",
+            "assignment",
+            "student",
+            "graded_at",
+            "submitted_at",
+            "source_names",
+            "sandbox",
+            "notebooks",
+        )
         return {key: data[key] for key in order}
 
 
-def build(assignment, student, outcomes, flags, *, submitted_at=None, source_names=(),
-          walls=None) -> Record:  # fmt: skip
+def build(
+    assignment, student, outcomes, flags, *, submitted_at=None, source_names=(), walls=None
+) -> Record:
     """The record of one student: one :class:`NotebookRecord` per outcome of the runner
     (:class:`decompkit.course.engine.runner.NotebookOutcome`), the integrity scan's ``flags``
     by notebook, and the kernels' ``walls`` (None when graded without)."""
@@ -212,10 +221,14 @@ def build(assignment, student, outcomes, flags, *, submitted_at=None, source_nam
     sandbox = None
     if walls is not None:
         bounds = walls.bounds
-        sandbox = {"memory_mb": bounds.memory / 2**20, "processes": bounds.processes,
-                   "scratch_mb": bounds.scratch / 2**20}  # fmt: skip
-    return Record(assignment, student, notebooks, _now(), submitted_at,
-                  tuple(source_names), sandbox)  # fmt: skip
+        sandbox = {
+            "memory_mb": bounds.memory / 2**20,
+            "processes": bounds.processes,
+            "scratch_mb": bounds.scratch / 2**20,
+        }
+    return Record(
+        assignment, student, notebooks, _now(), submitted_at, tuple(source_names), sandbox
+    )
 
 
 def _now() -> str:

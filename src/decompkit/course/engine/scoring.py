@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from nbformat.v4 import new_output
 
+from ...exercises.ids import LECTURE
 from .clean_check import judge
 from .codec import Unreadable, decode
 from .notebooks import Source, is_test, metadata
@@ -34,8 +35,8 @@ def score(source: Source, nb_run, student: str, exercise) -> tuple:
     if judged:
         try:
             verdicts = judge(source.nb, student, answers)
-            if student != "lecture" and _answered_wrong(source, verdicts, answers):
-                lecture = judge(source.nb, "lecture", answers)
+            if student != LECTURE and _answered_wrong(source, verdicts, answers):
+                lecture = judge(source.nb, LECTURE, answers)
         except Exception as error:  # noqa: BLE001 - a fault in judging costs this notebook only
             judged, why = False, f"the clean check failed ({type(error).__name__}: {error})"
     values = {} if answers is None else {k: v for k, v in answers.items()}
@@ -69,7 +70,7 @@ def score(source: Source, nb_run, student: str, exercise) -> tuple:
             "answer": _text(answer),
             "message": "",
             "mistake": None,
-            "matches": "lecture" if lecture.get(grade_id) and not verdict else None,
+            "matches": LECTURE if lecture.get(grade_id) and not verdict else None,
         }
         if in_kernel == "missing":
             item["message"] = "the test cell of this item is missing from the submission"

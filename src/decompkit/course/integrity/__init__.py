@@ -59,13 +59,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import csvsafe
-from .rules import KINDS, PROTECTED_MODULES, Flag
+from . import rules
+from .rules import *  # noqa: F403 - the rules' names are the package's: Flag, KINDS, ...
 from .visitor import Scanner
 
 __all__ = [
-    "Flag",
-    "KINDS",
-    "PROTECTED_MODULES",
+    *rules.__all__,
     "scan_notebook",
     "scan_submission",
     "format_report",
@@ -80,11 +79,11 @@ def _source(cell) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _unreadable(name: str, reason: str) -> list[Flag]:
-    return [Flag(name, None, None, None, "notebook", name, "flag", reason)]
+def _unreadable(name: str, reason: str) -> list[rules.Flag]:
+    return [rules.Flag(name, None, None, None, "notebook", name, "flag", reason)]
 
 
-def scan_notebook(nb_or_path, *, name: str | None = None) -> list[Flag]:
+def scan_notebook(nb_or_path, *, name: str | None = None) -> list[rules.Flag]:
     """Scan one notebook for constructs no honest answer needs.
 
     Parameters
@@ -97,7 +96,7 @@ def scan_notebook(nb_or_path, *, name: str | None = None) -> list[Flag]:
 
     Returns
     -------
-    list of Flag
+    list of rules.Flag
         Ordered by cell and line. A file that is not a readable notebook gives one flag of kind
         ``"notebook"`` and no exception.
 
@@ -154,7 +153,7 @@ def scan_notebook(nb_or_path, *, name: str | None = None) -> list[Flag]:
     return sorted(scanner.flags, key=lambda f: (f.cell, f.line or 0))
 
 
-def scan_submission(folder) -> list[Flag]:
+def scan_submission(folder) -> list[rules.Flag]:
     """Scan every ``*.ipynb`` directly inside ``folder`` (in name order).
 
     Parameters
@@ -164,7 +163,7 @@ def scan_submission(folder) -> list[Flag]:
 
     Returns
     -------
-    list of Flag
+    list of rules.Flag
         The findings of :func:`scan_notebook` for each notebook, one after the other.
 
     Raises
@@ -198,7 +197,7 @@ def to_rows(flags) -> list[dict]:
     Examples
     --------
     >>> import csv, io
-    >>> rows = to_rows([Flag("a.ipynb", 3, "x_answer", 2, "process", "os._exit(0)", "flag")])
+    >>> rows = to_rows([rules.Flag("a.ipynb", 3, "x_answer", 2, "process", "os._exit(0)", "flag")])
     >>> out = io.StringIO()
     >>> writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\\n")
     >>> _ = writer.writeheader()
@@ -217,9 +216,8 @@ def format_report(flags) -> str:
     --------
     >>> print(format_report([]))
     Integrity scan: nothing to report.
-    >>> report = format_report(
-    ...     [Flag("a.ipynb", 3, "x_answer", 2, "process", "os._exit(0)", "flag", "uses os._exit")]
-    ... )
+    >>> found = Flag("a.ipynb", 3, "x_answer", 2, "process", "os._exit(0)", "flag", "uses os._exit")
+    >>> report = format_report([found])
     >>> print(report)
     Integrity scan: 1 flag, 0 notes.
     severity  notebook  cell  grade_id  line  kind     construct    reason
@@ -273,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_report(flags))
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(Flag.__dataclass_fields__))
+            writer = csv.DictWriter(handle, fieldnames=list(rules.Flag.__dataclass_fields__))
             writer.writeheader()
             writer.writerows(to_rows(flags))
     return int(any(f.severity == "flag" for f in flags))
@@ -285,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 def integrity_files(root: Path, assignment: str, graded: dict, flags: dict) -> None:
     """Write ``integrity.csv`` and ``integrity.txt``: this run's findings, and the earlier
     findings of students this run did not grade."""
-    columns = ["student", *(f.name for f in dataclasses.fields(Flag))]
+    columns = ["student", *(f.name for f in dataclasses.fields(rules.Flag))]
     csv_path, txt_path = root / "integrity.csv", root / "integrity.txt"
     rows = []
     if csv_path.is_file():
@@ -317,13 +315,13 @@ def _number(text) -> int:
         return -1
 
 
-def _flag(row: dict) -> Flag:
+def _flag(row: dict) -> rules.Flag:
     """A :class:`Flag` back from a row of integrity.csv."""
-    values = {f.name: row.get(f.name) for f in dataclasses.fields(Flag)}
+    values = {f.name: row.get(f.name) for f in dataclasses.fields(rules.Flag)}
     for name in ("cell", "line"):
         values[name] = None if values[name] in (None, "") else int(values[name])
     values["grade_id"] = values["grade_id"] or None
-    return Flag(**values)
+    return rules.Flag(**values)
 
 
 def _csv_writer(columns, rows):

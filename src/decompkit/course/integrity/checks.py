@@ -91,12 +91,15 @@ class Checks:
                 self.depth -= 1
         elif func & {"builtins.__import__", "importlib.import_module"}:
             if not node.args or const_str(node.args[0]) is None:
-                pieces = [
-                    n.value for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant)
-                ] if node.args else []  # fmt: skip
+                pieces = (
+                    [n.value for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant)]
+                    if node.args
+                    else []
+                )
                 if any(isinstance(p, str) and "exercises" in p for p in pieces):
-                    self.report(node, "answer-key", "flag",
-                                "imports an exercise module named at run time")  # fmt: skip
+                    self.report(
+                        node, "answer-key", "flag", "imports an exercise module named at run time"
+                    )
                 else:
                     self.report(node, "dynamic-code", "note", "imports a module named at run time")
         elif func & {"builtins.getattr"} and len(node.args) >= 2:
@@ -109,8 +112,7 @@ class Checks:
         the answer key), a note elsewhere."""
         answers = sorted(b for b in bases if holds_answers(b))
         if answers:
-            self.report(node, "answer-key", "flag",
-                        f"looks up a name of {answers[0]} at run time")  # fmt: skip
+            self.report(node, "answer-key", "flag", f"looks up a name of {answers[0]} at run time")
         else:
             self.report(node, "dynamic-code", "note", "looks up a name at run time")
 
