@@ -54,8 +54,17 @@ DEV = "dev"  # the extra with the test and developer tools
 #: What pip installs when uv cannot be had: uv.lock's versions, exported by `kit.py lock`.
 REQUIREMENTS = {(): "requirements/lab.txt", (DEV,): "requirements/dev.txt"}
 #: What `test --fast` leaves out besides the tests marked slow: the end-to-end tiers (a real
-#: browser, classes graded by nbgrader, JupyterHub, every notebook run in a kernel).
-FAST_TIER_SKIPS = ("tests/browser", "tests/grading", "tests/hub", "tests/test_notebooks.py")
+#: browser, classes graded by nbgrader, JupyterHub, notebooks run in kernels, released and
+#: validated by nbgrader). It runs on pytest-xdist workers, one a core (at most 4).
+FAST_TIER_SKIPS = (
+    "tests/browser",
+    "tests/grading",
+    "tests/hub",
+    "tests/test_notebooks.py",
+    "tests/test_lab_notebook.py",
+    "tests/test_self_check.py",
+    "tests/test_course.py",
+)
 
 # nbgrader's pieces of JupyterLab. A student's `kit.py lab` shows none of them: the
 # notebooks are in the file browser (no exchange to fetch from), each exercise checks its
@@ -132,8 +141,11 @@ def plan(stamp: dict | None, wanted: dict, *, fresh: bool) -> tuple[list[str], s
 
 def uv_sync_command(uv: str, extras) -> list[str]:
     """uv.lock's versions into .venv; ``--inexact`` keeps whatever else is there (what a
-    student added with ``%pip install``)."""
+    student added with ``%pip install``). With the test tools, the bytecode is compiled
+    too (as pip does): ~15 s once, then every test process and kernel is spared compiling
+    its imports, each time where PYTHONDONTWRITEBYTECODE is set (CI, many containers)."""
     command = [uv, "sync", "--frozen", "--inexact", "--python", sys.executable]
+    command += ["--compile-bytecode"] if DEV in extras else []
     return command + [f"--extra={extra}" for extra in extras]
 
 
@@ -380,11 +392,13 @@ def lab(args: list[str]) -> int:
 
 
 def test(args: list[str]) -> int:
-    """pytest on the whole suite, or with ``--fast`` without FAST_TIER_SKIPS; shown first."""
+    """pytest on the whole suite, in one process as CI runs it (the browser tests race a
+    second worker), or with ``--fast`` the unit tier; the command is shown first."""
     command = [str(PYTHON), "-m", "pytest"]
     if "--fast" in args:
         args = [arg for arg in args if arg != "--fast"]
         command += [f"--ignore={path}" for path in FAST_TIER_SKIPS] + ["-m", "not slow"]
+        command += ["-n", str(min(4, os.cpu_count() or 1))]
     _say("running " + shlex.join([str(PYTHON.relative_to(ROOT)), *command[1:], *args]))
     return _replace_process([*command, *args])
 

@@ -122,7 +122,10 @@ def test_uv_syncs_the_lock_frozen_into_this_python_with_the_extras():
     assert command[:3] == ["uv", "sync", "--frozen"]
     assert "--inexact" in command and "--extra=dev" in command
     assert command[command.index("--python") + 1] == sys.executable
-    assert not any(arg.startswith("--extra") for arg in kit.uv_sync_command("uv", []))
+    assert "--compile-bytecode" in command  # for the tests' many processes
+    lab = kit.uv_sync_command("uv", [])
+    assert not any(arg.startswith("--extra") for arg in lab)
+    assert "--compile-bytecode" not in lab  # a student's first start stays short
 
 
 @pytest.mark.parametrize(("extras", "file"), [([], "lab.txt"), (["dev"], "dev.txt")])
@@ -155,9 +158,10 @@ def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(ran, c
     assert command[-2:] == ["-x", "tests/test_dag.py"] and "--fast" not in command
     assert {f"--ignore={path}" for path in kit.FAST_TIER_SKIPS} <= set(command)
     assert command[command.index("-m", 3) + 1] == "not slow"
+    assert command[command.index("-n") + 1] == str(min(4, os.cpu_count()))  # xdist workers
     shown = capsys.readouterr().out
     assert shown.startswith("[kit] running .venv/bin/python -m pytest --ignore=")
-    assert shown.endswith(" -m 'not slow' -x tests/test_dag.py\n")
+    assert " -m 'not slow' -n " in shown and shown.endswith(" -x tests/test_dag.py\n")
 
 
 def test_the_fast_tier_names_folders_and_files_that_exist():
