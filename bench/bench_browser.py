@@ -58,9 +58,9 @@ NOTEBOOK = "bench_explorers.ipynb"
 #: Code of the notebook's cells; each explorer cell's output is found by its order.
 SETUP = """\
 from decompkit import examples, scheduler, widgets
-from decompkit.widgets import _base
+from decompkit.widgets import base
 
-_base.MAKE_AHEAD = {ahead}
+base.MAKE_AHEAD = {ahead}
 
 a = examples.coding_task()
 repaired = scheduler.run_with_repair(

@@ -7,9 +7,12 @@ Run from the repository root:
 
 For every explorer, each slider is set programmatically to a sequence of values; one update
 is timed from the assignment until the observer returns, that is until the scene has been
-recorded and handed to the view. Two sequences per slider: *drag* moves the slider one step
-at a time, as a hand dragging it does; *jump* sets values spread over the whole range in a
-shuffled order (new values: no text drawn before, nothing replayed).
+recorded and handed to the view. Three sequences per slider, reported apart because the
+renderer replays an artist whose look it has recorded before: *drag* moves the slider one
+step at a time, as a hand dragging it does, mostly to settings not shown before; *back*
+drags it back over the same steps (every look seen before: replayed, the hand's way back);
+*jump* sets values spread over the whole range in a shuffled order (far settings, mostly
+new; on a slider of few steps, such as the workers, some come back).
 
 Per slider the script prints the median CPU time of an update (what holds on a busy machine;
 wall time is printed too), the bytes one update sends (scene, plus the bitmaps new to the
@@ -38,6 +41,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from decompkit import examples, scheduler, widgets
+from decompkit.widgets.render import Renderer
 
 
 def repaired_run():
@@ -89,20 +93,23 @@ def jump_values(control, count):
     return out[:count]
 
 
-def time_updates(explorer, name, values):
-    """Per update of slider ``name``: (wall s, CPU s, bytes sent, bitmaps rendered)."""
+def time_updates(explorer, name, values, *, reset=True):
+    """Per update of slider ``name``: (wall s, CPU s, bytes sent, bitmaps rendered); with
+    ``reset`` the slider goes back to its value before, untimed."""
     control = explorer.controls[name]
     start_value = control.value
     rows = []
     for value in values:
-        renders, bitmaps = explorer.renders, explorer.sprites.rendered
+        renders, bitmaps = explorer.renders, explorer.renderer.sprites.rendered
         start, start_cpu = time.perf_counter(), time.process_time()
         control.value = value
         wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         if explorer.renders != renders + 1:
             raise RuntimeError(f"{name} = {value!r} did not send a new picture")
-        rows.append((wall, cpu, explorer.view.last_bytes, explorer.sprites.rendered - bitmaps))
-    control.value = start_value
+        sent, texts = explorer.view.last_bytes, explorer.renderer.sprites.rendered - bitmaps
+        rows.append((wall, cpu, sent, texts))
+    if reset:
+        control.value = start_value
     return rows
 
 
@@ -116,13 +123,11 @@ def time_naive(explorer, count):
         start = time.perf_counter()
         figure = Figure(figsize=explorer.figure.get_size_inches(), dpi=explorer.figure.dpi)
         figure.set_layout_engine("constrained")
-        FigureCanvasAgg(figure)
-        explorer.figure = figure
-        explorer._scene = []
+        explorer.figure, explorer.renderer = figure, Renderer(figure)
         explorer._draw()
         explorer._refresh()
-        for artist in explorer._scene:  # one pass over everything, as a fresh plot draws
-            artist.set_animated(False)
+        explorer.renderer.move()  # one pass over everything, as a fresh plot draws
+        FigureCanvasAgg(figure)  # and matplotlib's own canvas
         figure.savefig(io.BytesIO(), format="png", dpi=figure.dpi)
         times.append(time.perf_counter() - start)
     return times
@@ -143,8 +148,8 @@ def main(argv=None):
     naive_count = 1 if args.quick else 5
 
     print(
-        f"{'explorer':22} {'control':20} {'cpu ms':>7} {'drag':>7} {'jump':>7} {'wall ms':>7}"
-        f" {'bytes':>7} {'texts':>5}"
+        f"{'explorer':22} {'control':20} {'cpu ms':>7} {'drag':>7} {'back':>7} {'jump':>7}"
+        f" {'wall ms':>7} {'bytes':>7} {'texts':>5}"
     )
     summary = []
     for name, factory in EXPLORERS.items():
@@ -157,15 +162,18 @@ def main(argv=None):
         for slider, control in explorer.controls.items():
             if not hasattr(control, "min"):
                 continue
-            drag = time_updates(explorer, slider, drag_values(control, per_slider))
+            start = control.value
+            steps = drag_values(control, per_slider)
+            drag = time_updates(explorer, slider, steps, reset=False)
+            back = time_updates(explorer, slider, [*reversed(steps[:-1]), start], reset=False)
             jump = time_updates(explorer, slider, jump_values(control, per_slider))
-            rows = drag + jump
+            rows = drag + back + jump
             every += rows
             wall, cpu, sent, texts = zip(*rows, strict=True)
             print(
                 f"{name:22} {slider:20} {ms(cpu)} {ms([r[1] for r in drag])}"
-                f" {ms([r[1] for r in jump])} {ms(wall)} {statistics.median(sent):7.0f}"
-                f" {statistics.mean(texts):5.1f}"
+                f" {ms([r[1] for r in back])} {ms([r[1] for r in jump])} {ms(wall)}"
+                f" {statistics.median(sent):7.0f} {statistics.mean(texts):5.1f}"
             )
         naive = time_naive(explorer, naive_count)
         summary.append((name, build, every, naive))
@@ -176,8 +184,9 @@ def main(argv=None):
         wall, cpu = [r[0] for r in every], [r[1] for r in every]
         ratio = statistics.median(naive) / statistics.median(wall)
         print(f"{name:22} {1e3 * build:9.0f} {ms(cpu)} {ms(wall)} {ms(naive):>9} {ratio:5.1f}")
-    print("cpu / wall: median of one update (scene recorded and handed to the view), drag and")
-    print("jump together; bytes: sent per update; texts: lines of text rendered per update;")
+    print("cpu / wall: median of one update (scene recorded and handed to the view), drag, back")
+    print("and jump together (each column: CPU); bytes: sent per update; texts: lines of text")
+    print("rendered per update;")
     print("naive: a new figure + PNG per update; ratio = naive / update (wall)")
 
 

@@ -26,8 +26,8 @@ from ..plots.dag import (
     task_artists,
 )
 from ..plots.style import GREY
-from ._base import Explorer, serialised
-from ._controls import int_slider, projector_fonts, rows_html
+from .base import Explorer, serialised
+from .controls import int_slider, projector_fonts, rows_html
 
 __all__ = ["DagExplorer", "dag_explorer"]
 
@@ -60,34 +60,6 @@ def _worked_examples(source):
                 f"{type(example).__name__}"
             )
     return found
-
-
-def _on_whole_pixels(label, renderer):
-    """Move a one-line label by less than a pixel so that its text starts on a whole pixel.
-
-    A bar's label moves with every schedule; Agg draws text to a 64th of a pixel, so each
-    new place would be a new bitmap to render. On whole pixels one bitmap per string serves
-    every place, in the scene and in a full draw alike.
-    """
-    if not label.get_visible():
-        return
-    box = label.get_window_extent(renderer)
-    ax = label.axes
-    to_data = ax.transData.inverted()
-    x, y = label.get_position()
-    px, py = ax.transData.transform((x, y))
-    shift = (round(box.x0) - box.x0, round(box.y0) - box.y0)
-    label.set_position(to_data.transform((px + shift[0], py + shift[1])))
-
-
-def _box_sizes(boxes, renderer) -> dict:
-    """``{node: (width, height)}`` of each task's box in pixels, to a tenth of a pixel."""
-    sizes = {}
-    for node, box in boxes.items():
-        box.update_bbox_position_size(renderer)
-        patch = box.get_bbox_patch()
-        sizes[node] = (round(patch.get_width(), 1), round(patch.get_height(), 1))
-    return sizes
 
 
 #: Round numbers the Gantt chart's time axis may end at (10, 12, 15, 20, 25, ...).
@@ -336,44 +308,20 @@ class DagExplorer(Explorer):
             self._time_axis = end
             ax.set_xlim(0, end)
         on_path = set(cp.path)
-        renderer = self.figure.canvas.get_renderer()
         for node, task in self.tasks.items():
             place_task(task, schedule, node, on_path, labels, self._time_axis)
-            _on_whole_pixels(task[1], renderer)
         self._makespan_line.set_xdata([schedule.makespan] * 2)
 
-    def _declare_scene(self, structure, schedule, on_path):
-        """The artists each update records, with the keys that tell when they look the same.
-
-        The axes (frame, ticks, labels) change with the structure or the scale only; a box
-        with its text and rim; an arrow with its colour and the sizes of the two boxes it
-        joins (it ends at their outlines); a bar, its label and tick with the task's place in
-        the schedule and the scale.
-        """
+    def _moving(self):
+        """Name the artists a change moves, in the order of a full draw (by zorder)."""
         gantt = self.gantt_ax
-        scale = (self._workers, gantt.get_xlim())
-        keys = {self.dag_ax: ("dag", structure), gantt: ("gantt", scale)}
-        sizes = _box_sizes(self.node_boxes, self.figure.canvas.get_renderer())
-        for node, box in self.node_boxes.items():
-            keys[box] = ("box", structure, node, box.get_text(), node in on_path)
-        for (u, v), arrow in self.edge_arrows.items():
-            style = arrow.arrow_patch.get_edgecolor()
-            keys[arrow] = ("arrow", structure, u, v, tuple(style), sizes[u], sizes[v])
-        for title in (self.dag_ax.title, gantt.title):
-            keys[title] = ("title", id(title), title.get_text())
-        for node, task in self.tasks.items():
-            place = (schedule.start[node], schedule.finish[node], schedule.worker[node])
-            shows = (task[1].get_text(), task[0].get_visible(), task[2].get_visible())
-            for i, artist in enumerate(task):
-                keys[artist] = ("task", i, node, place, node in on_path, shows, scale)
-        keys[self._makespan_line] = ("makespan", schedule.makespan, scale)
         self._set_scene(
             self.dag_ax,
             *self.edge_arrows.values(),
             *self.node_boxes.values(),
             self.dag_ax.title,
             gantt,
-            # In the order of a full draw (by zorder): bars, lines, the frame, then labels.
+            # bars, lines, the frame, then labels
             *(bar for bar, _, _ in self.tasks.values()),
             *(tick for _, _, tick in self.tasks.values()),
             self._makespan_line,
@@ -381,9 +329,6 @@ class DagExplorer(Explorer):
             *(label for _, label, _ in self.tasks.values()),
             gantt.title,
         )
-        for spine in self._spines(gantt):
-            keys[spine] = ("spine", id(spine), scale)
-        self._scene_keys.update(keys)
 
     def _plan(self, key):
         """Graph, durations and resources of the setting, for example ``key``."""
@@ -427,7 +372,7 @@ class DagExplorer(Explorer):
             f"makespan {_fmt(schedule.makespan)} {unit}",
             fontsize=10,
         )
-        self._declare_scene(structure, schedule, on_path=set(cp.path))
+        self._moving()
         speedup = examples.speedup(cp.serial_time, schedule.makespan) if schedule.makespan else 1
         busy = schedule.work / (workers * schedule.makespan) if schedule.makespan else 0.0
         rows = [

@@ -24,8 +24,8 @@ from ..plots.markov import (
 )
 from ..plots.style import GREY, PALETTE
 from ..validate import count, probability
-from ._base import Explorer, serialised
-from ._controls import error_html, float_slider, int_slider, projector_fonts
+from .base import Explorer, serialised
+from .controls import error_html, float_slider, int_slider, projector_fonts
 
 __all__ = ["HorizonExplorer", "horizon_explorer"]
 
@@ -199,15 +199,11 @@ class HorizonExplorer(Explorer):
         for ax in (by_n, by_q, grounded):
             ax.set_title(textwrap.fill(ax.get_title(), 40), fontsize=10)
         self.sweep_title = by_q.title
-        # The reference curves move with p and the budget factor only: recorded anew only then.
-        self._references = [
-            *self.reference_lines,
-            *self.survival_lines[:k],
-            *self.half_life_points[:k],
-        ]
         self._drawn_for = None  # (p, gamma) of the reference curves
         self._set_scene(
-            *self._references,
+            *self.reference_lines,  # they move with p and the budget factor only
+            *self.survival_lines[:k],
+            *self.half_life_points[:k],
             self.success_line,
             self.n_marker,
             self.sweep_line,
@@ -232,10 +228,6 @@ class HorizonExplorer(Explorer):
             for line, ref_q in zip(self.reference_lines, self.reference_qs, strict=True):
                 line.set_ydata(markov.success_exact(self.ns, p, ref_q, budgets))
             self._drawn_for = (p, gamma)
-        for i, artist in enumerate(self._references):
-            self._scene_keys[artist] = ("reference", i, p, gamma)
-        for i, spine in enumerate(self._spines(*self.figure.axes)):
-            self._scene_keys[spine] = ("spine", i)
         curve = markov.success_exact(self.ns, p, q, budgets)
         self.success_line.set_ydata(curve)
         self.n_marker.set_xdata([n, n])

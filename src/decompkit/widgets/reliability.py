@@ -18,8 +18,8 @@ import numpy as np
 from .. import reliability as rel
 from ..plots.reliability import plot_d_phi_plane
 from ..plots.style import GREY, PALETTE
-from ._base import Explorer
-from ._controls import float_slider, int_slider, projector_fonts, rows_html
+from .base import Explorer
+from .controls import float_slider, int_slider, projector_fonts, rows_html
 
 __all__ = ["ReliabilityExplorer", "reliability_explorer"]
 
@@ -146,12 +146,9 @@ class ReliabilityExplorer(Explorer):
         )
         grid = np.linspace(0.0, 1.0, _PLANE_RESOLUTION)
         self._plane_d, self._plane_phi = np.meshgrid(grid, grid)
-        # The shading, its colour scale and the title change with p only (the colour bar is
-        # recorded again only then); the diagonal and the labels drawn over the shading go
-        # with it, so that they stay on top.
+        # The shading, its colour scale and the title change with p; the diagonal and the
+        # labels drawn over the shading move with it, so that they stay on top.
         on_top = [a for a in (*right.lines, *right.texts) if a is not self.point]
-        self._with_p = [self.plane, *on_top, self.plane_title, self.colorbar.ax]
-        self._frames = self._spines(left, right)
         self._set_scene(
             *self.lines.values(),
             self.marker,
@@ -160,7 +157,7 @@ class ReliabilityExplorer(Explorer):
             self.point,
             self.plane_title,
             self.colorbar.ax,
-            *self._frames,
+            *self._spines(left, right),
         )
 
     def _refresh(self):
@@ -184,10 +181,6 @@ class ReliabilityExplorer(Explorer):
         limit = max(float(np.abs(gain).max()), 1e-12)
         self.plane.set_clim(-limit, limit)
         self.plane_title.set_text(self._plane_title_format.format(p=p))
-        for i, artist in enumerate(self._with_p):
-            self._scene_keys[artist] = ("with p", i, p)
-        for i, spine in enumerate(self._frames):
-            self._scene_keys[spine] = ("spine", i)
         self.point.set_data([d], [phi])
         verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
         self._text(

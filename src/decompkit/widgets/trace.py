@@ -18,10 +18,10 @@ from .. import dag
 from ..plots.dag import plot_dag
 from ..plots.scheduler import plot_trace_gantt
 from ..plots.style import GREY, PALETTE
-from ._base import Explorer, serialised
-from ._controls import projector_fonts, rows_html
+from .base import Explorer, serialised
+from .controls import projector_fonts, rows_html
 
-__all__ = ["TraceStepper", "trace_stepper", "STATES"]
+__all__ = ["TraceStepper", "trace_stepper"]
 
 #: Face colour, text colour and hatch of each state, in the order of the legend. Each box
 #: also names its state under the task, so no state is told by its colour alone; the colours
@@ -218,17 +218,6 @@ class TraceStepper(Explorer):
         self.cursor.set_xdata([time, time])
         what = f"{current.kind} {current.node}" if current else "before the first event"
         self.dag_ax.title.set_text(f"After event {k} of {len(self.events)} ({what}), t = {time:g}")
-        # The plan's axes (frame and labels) changes with the plan only, a box with its state,
-        # an arrow with the boxes it joins (it ends at their outlines); the cursor always.
-        keys = self._scene_keys
-        keys[self.dag_ax] = ("plan", key)
-        for node, box in self.node_boxes.items():
-            keys[box] = ("box", key, node, states[node])
-        for (u, v), arrow in self.edge_arrows.items():
-            keys[arrow] = ("arrow", key, u, v, states[u], states[v])
-        keys[self.dag_ax.title] = ("title", self.dag_ax.title.get_text())
-        for i, spine in enumerate(self._spines(self.gantt_ax)):
-            keys[spine] = ("spine", i)
         self._text(c["back"], k == c["event"].min, "disabled")
         self._text(c["forward"], k == c["event"].max, "disabled")
         counts = {s: sum(1 for v in states.values() if v == s) for s in STATES}

@@ -1,11 +1,10 @@
 """Shared machinery of the explorers: one Figure per explorer, its pictures and the display
-(the sliders, tables and fonts they are built from are in :mod:`decompkit.widgets._controls`).
+(the sliders, tables and fonts they are built from are in :mod:`decompkit.widgets.controls`).
 
-Each explorer draws its matplotlib Figure once (no pyplot) and declares its *scene*: the
-artists a control change moves, each with a key that fixes its look, so that an artist seen
-before is replayed and not drawn again. A change updates those artists in place, and the
-picture in the browser is brought up to date by sending the scene alone (see
-:mod:`decompkit.widgets._render`): no new figure per event, no PNG per update.
+Each explorer draws its matplotlib Figure once (no pyplot) and names the artists a control
+change moves. A change updates those artists in place, and the picture in the browser is
+brought up to date by sending their scene alone (:mod:`decompkit.widgets.render`, which also
+knows when an artist looks as it did before): no new figure per event, no PNG per update.
 
 *Pictures ahead.* The round trip from the page to the kernel and back takes tens of
 milliseconds on a busy machine, whatever the kernel does. So after each update, while the
@@ -36,25 +35,16 @@ import functools
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from contextlib import contextmanager
 
 import ipywidgets as widgets
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._controls import error_html, projector_fonts
-from ._render import (
-    CSS_DPI,
-    MAX_RATIO,
-    FigureView,
-    SceneRecorder,
-    Sprites,
-    encode_png,
-    setting_key,
-)
+from .controls import error_html, projector_fonts
+from .render import Renderer
+from .view import CSS_DPI, MAX_RATIO, FigureView, setting_key
 
-__all__: list[str] = []
+__all__ = ["LIVE_NOTE", "MAKE_AHEAD", "Explorer", "serialised"]
 
 LIVE_NOTE = (
     "{name}: the live controls need a running Jupyter kernel with ipywidgets; "
@@ -98,10 +88,6 @@ _AHEAD_PAUSE = 0.02
 _AHEAD_REST = 0.25
 #: Sliders, whose neighbouring steps pictures are made ahead for.
 _SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
-
-#: Recordings of keyed artists kept per explorer, most recent last: moving a slider back and
-#: forth, or a box whose text comes back, then records nothing again.
-_RECORDINGS = 3000
 
 
 def _current_run() -> tuple[str | None, str | None]:
@@ -163,6 +149,9 @@ class Explorer:
         The controls by name; changing a value redraws the figure.
     figure : matplotlib.figure.Figure
         The explorer's only figure (not registered with pyplot).
+    renderer : Renderer
+        Draws the figure: its background, the scene of the artists the controls move, and
+        the whole picture.
     view : FigureView
         The figure in the browser, at its CSS size and the screen's pixel density.
     readout : ipywidgets.HTML
@@ -185,7 +174,7 @@ class Explorer:
         self.figure = Figure(
             figsize=(width / CSS_DPI, height / CSS_DPI), dpi=CSS_DPI, layout="constrained"
         )
-        FigureCanvasAgg(self.figure)
+        self.renderer = Renderer(self.figure)
         self.view = FigureView(alt=type(self).__name__)
         self.view.observe(self._on_screen, names="screen")
         self.readout = widgets.HTML()
@@ -195,12 +184,6 @@ class Explorer:
         self._muted = False
         #: Number of pictures sent so far.
         self.renders = 0
-        #: Bitmaps (text, hatch tiles) by look, shared by every update of this explorer.
-        self.sprites = Sprites()
-        self._scene: list = []  # the artists recorded per update, in drawing order
-        self._scene_keys: dict = {}  # artist -> key of its look: recorded once per key
-        self._recordings: OrderedDict = OrderedDict()  # key -> (items, used)
-        self._recorder = None
         self._laid_out = False
         self._texts: dict = {}  # readouts to set once the picture is on its way
         #: Values that a picture made ahead uses instead of the controls' (or None).
@@ -363,7 +346,7 @@ class Explorer:
             try:
                 with projector_fonts():
                     self._refresh()
-                    items, used = self._record()
+                    items, used = self.renderer.scene()
             except ValueError:
                 continue
             finally:
@@ -390,61 +373,28 @@ class Explorer:
     # -- the scene ------------------------------------------------------------------------------
 
     def _set_scene(self, *artists):
-        """Declare the artists that updates move, in drawing order; the rest is background.
+        """Name the artists updates move, in drawing order; the rest is background.
 
         An Axes among them is recorded with its frame, ticks and labels only: its own
-        children that are listed are recorded one by one. An artist may get a key in
-        ``self._scene_keys``: a hashable value that fixes its look on the current layout,
-        whatever artist object has it (say, ``("bar", node, start, finish, worker)``). A key
-        seen before replays its recording instead of drawing the artist again.
+        children that are listed are recorded one by one (:meth:`Renderer.move`).
         """
-        for artist in self._scene:
-            artist.set_animated(False)
-        self._scene = list(artists)
-        for artist in self._scene:
-            artist.set_animated(True)
-        self._scene_keys = {}
+        self.renderer.move(*artists)
 
     @staticmethod
     def _spines(*axes):
         """The visible spines of ``axes``: a full draw paints them over the curves and bars,
-        so a scene lists them after those, keyed as static."""
+        so a scene lists them after those."""
         return [s for ax in axes for s in ax.spines.values() if s.get_visible()]
 
     def _lay_out(self) -> bytes:
         """Lay the figure out, freeze the layout and return the background as PNG bytes."""
-        canvas = self.figure.canvas
-        self.figure.set_layout_engine("constrained")
-        canvas.draw()  # animated artists (the scene) are left out of the picture
-        self.figure.set_layout_engine("none")
+        background = self.renderer.background()
         self._after_layout()
         self._laid_out = True
-        self._recordings.clear()
-        return encode_png(canvas.buffer_rgba())
+        return background
 
     def _after_layout(self):
         """Hook run after each layout pass (default: nothing)."""
-
-    def _record(self):
-        """``(items, used)`` of the scene, reusing the recording of every unchanged key."""
-        agg = self.figure.canvas.get_renderer()
-        if self._recorder is None or self._recorder._agg is not agg:
-            self._recorder = SceneRecorder(agg, self.sprites)
-        items, used, kept = [], {}, self._recordings
-        for artist in self._scene:
-            key = self._scene_keys.get(artist)
-            if key is None:
-                part = self._recorder.record([artist])
-            else:
-                part = kept.get(key)
-                if part is None:
-                    part = kept[key] = self._recorder.record([artist])
-                    while len(kept) > _RECORDINGS:
-                        kept.popitem(last=False)
-                kept.move_to_end(key)
-            items += part[0]
-            used.update(part[1])
-        return items, used
 
     def _refresh(self):
         """Recompute from the controls and update the artists and the readout in place."""
@@ -505,7 +455,7 @@ class Explorer:
 
     def _send(self, background):
         with projector_fonts():
-            items, used = self._record()
+            items, used = self.renderer.scene()
         ratio = self.figure.dpi / CSS_DPI
         size = (self.figure.bbox.width / ratio, self.figure.bbox.height / ratio)
         started, self._started = getattr(self, "_started", None), None
@@ -521,14 +471,7 @@ class Explorer:
         with projector_fonts():
             if not self._laid_out:
                 self.update()
-            for artist in self._scene:
-                artist.set_animated(False)
-            try:
-                self.figure.canvas.draw()
-            finally:
-                for artist in self._scene:
-                    artist.set_animated(True)
-        return encode_png(self.figure.canvas.buffer_rgba())
+            return self.renderer.full()
 
     # -- display --------------------------------------------------------------------------------
 
@@ -548,8 +491,7 @@ class Explorer:
         for held in vars(self).values():  # the widgets shown and those kept aside
             for widget in _widgets_in(held):
                 _close_tree(widget)
-        self._recordings.clear()
-        self._scene_keys.clear()
+        self.renderer.forget()
         self.figure.clear()
 
     def _replace_earlier_runs(self) -> None:

@@ -9,7 +9,15 @@ from contextlib import contextmanager
 import ipywidgets as widgets
 import matplotlib
 
-__all__: list[str] = []
+__all__ = [
+    "FONTS",
+    "MIN_FONT_PT",
+    "error_html",
+    "float_slider",
+    "int_slider",
+    "projector_fonts",
+    "rows_html",
+]
 
 #: Width of slider descriptions, so that the sliders of one explorer line up.
 _STYLE = {"description_width": "120px"}
@@ -81,9 +89,17 @@ def _slider(kind, name, value, low, high, step, description, tooltip, style, **m
 def float_slider(name, value, low, high, step, description, tooltip, *, fmt=".2f", style=None):
     """A labelled FloatSlider; a start value outside ``[low, high]`` raises ValueError."""
     return _slider(
-        widgets.FloatSlider, name, value, low, high, step, description, tooltip, style,
+        widgets.FloatSlider,
+        name,
+        value,
+        low,
+        high,
+        step,
+        description,
+        tooltip,
+        style,
         readout_format=fmt,
-    )  # fmt: skip
+    )
 
 
 def int_slider(name, value, low, high, description, tooltip, *, step=1, style=None):

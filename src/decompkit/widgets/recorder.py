@@ -1,49 +1,32 @@
-"""The explorers' pictures: a background drawn once per layout, and a scene per update.
+"""What a figure's moving artists draw, written down for the browser's canvas.
 
-Why it is built this way (``bench/bench_browser.py`` measures it in a real browser): a control
-change must reach the screen within about 50 ms, on a shared 2-core machine too, so an update
-must cost little in the kernel, on the wire and in the browser. matplotlib draws each figure
-once per layout, without its moving artists, and that PNG is the *background*. On every
-update the moving artists are drawn through :class:`SceneRecorder`, a matplotlib renderer
-that writes down what it is asked to draw instead of painting pixels: paths (curves, bars,
-boxes, arrows, ticks) become vertex lists with their colours, width, dashes, hatch and clip,
-in device pixels; each line of text becomes a small bitmap that Agg renders as in a full draw,
-kept by its look (string, font, colour) and sent to the browser once. The browser
-(``explorer.js``) paints the background and the scene on a canvas. So an update costs the
-kernel about a millisecond plus a few for any text it has not drawn before, and sends a few
-kilobytes; no picture is encoded or decoded on the way.
-
-The figure is rendered at ``96 * devicePixelRatio`` dots per inch and shown at its CSS size
-(no browser scaling, no soft text), as wide as the notebook gives it.
+:class:`SceneRecorder` is a matplotlib renderer that records what it is asked to draw instead
+of painting pixels: paths (curves, bars, boxes, arrows, ticks) become vertex lists with their
+colours, width, dashes, hatch and clip, in device pixels; each line of text becomes a small
+bitmap that Agg renders as in a full draw, kept by its look (:class:`Sprites`) and sent to the
+browser once. :class:`Canvas` is the Agg canvas of an explorer's figure: it starts every line
+of text on a whole pixel, as the recorder does. matplotlib places glyphs to a 64th of a
+pixel, so a label that moves by a fraction of a pixel would otherwise need a new bitmap at
+every place; on whole pixels one bitmap per string serves everywhere, in a scene and in a
+full draw alike (the text moves by less than half a pixel).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import pathlib
 import struct
-import time
 import zlib
 from collections import OrderedDict
 
-import anywidget
 import numpy as np
-import traitlets
-from ipywidgets import widget_serialization
 from matplotlib.backend_bases import GraphicsContextBase, RendererBase
-from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
-__all__: list[str] = []
+__all__ = ["Canvas", "SceneRecorder", "Sprites", "encode_png", "whole_pixel"]
 
-#: CSS pixels per inch: a figure of w inches is shown w * 96 CSS pixels wide, and a font of
-#: s points is s * 96 / 72 CSS pixels tall (9 pt -> 12 px).
-CSS_DPI = 96
-#: Highest device pixel ratio rendered for; a 3x phone gets 2x pixels, scaled by the browser.
-#: explorer.js has the same bound.
-MAX_RATIO = 2.0
 #: zlib level of the PNGs: level 1 with no row filter is several times faster than Pillow's
 #: default on flat line drawings, and the file is no larger.
 _PNG_LEVEL = 1
@@ -92,9 +75,32 @@ def _css(rgba) -> str:
     return f"rgba({round(255 * r)},{round(255 * g)},{round(255 * b)},{round(a, 4):g})"
 
 
-def _round(value) -> int:
-    """Round half up, as Agg rounds pixel positions."""
+def whole_pixel(value) -> int:
+    """Round half up, as Agg rounds pixel positions.
+
+    Examples
+    --------
+    >>> [whole_pixel(v) for v in (2.4, 2.5, -2.5, 3.0)]
+    [2, 3, -2, 3]
+    """
     return math.floor(value + 0.5)
+
+
+class WholePixelAgg(RendererAgg):
+    """Agg, with every line of text started on the whole pixel nearest its anchor."""
+
+    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        super().draw_text(gc, whole_pixel(x), whole_pixel(y), s, prop, angle, ismath, mtext)
+
+
+class Canvas(FigureCanvasAgg):
+    """The Agg canvas of an explorer's figure: its texts start on whole pixels."""
+
+    def get_renderer(self):
+        renderer = super().get_renderer()
+        if not isinstance(renderer, WholePixelAgg):  # a new size or resolution: a new one
+            self.renderer = renderer = WholePixelAgg(renderer.width, renderer.height, renderer.dpi)
+        return renderer
 
 
 def _snaps(vertices, codes, snap) -> bool:
@@ -119,7 +125,7 @@ def _snaps(vertices, codes, snap) -> bool:
 
 def _snapped(vertices, width):
     """Vertices on pixel centres for odd stroke widths (pixels), on pixel corners for even."""
-    return np.floor(vertices + 0.5) + (0.5 if _round(width) % 2 else 0.0)
+    return np.floor(vertices + 0.5) + (0.5 if whole_pixel(width) % 2 else 0.0)
 
 
 class Sprites:
@@ -168,7 +174,7 @@ class SceneRecorder(RendererBase):
 
     def __init__(self, agg: RendererAgg, sprites: Sprites):
         super().__init__()
-        self._agg = agg
+        self.agg = agg
         self.width, self.height, self.dpi = agg.width, agg.height, agg.dpi
         self.sprites = sprites
         self.items: list[dict] = []
@@ -183,7 +189,7 @@ class SceneRecorder(RendererBase):
         return self.width, self.height
 
     def get_text_width_height_descent(self, s, prop, ismath):
-        return self._agg.get_text_width_height_descent(s, prop, ismath)
+        return self.agg.get_text_width_height_descent(s, prop, ismath)
 
     def points_to_pixels(self, points):
         return points * self.dpi / 72
@@ -226,17 +232,10 @@ class SceneRecorder(RendererBase):
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
         if ismath == "TeX":
             raise NotImplementedError("the explorers' scenes draw no TeX text")
-        # Agg places glyphs to 1/64 pixel: a bitmap is kept per string and phase.
-        xi, yi = math.floor(x), math.floor(y)
-        fx, fy = round(64 * (x - xi)), round(64 * (y - yi))
-        if fx == 64:  # a hair below a whole pixel is the whole pixel
-            xi, fx = xi + 1, 0
-        if fy == 64:
-            yi, fy = yi + 1, 0
+        # On a whole pixel, as the figure's canvas draws it: one bitmap per string and style.
+        x, y = whole_pixel(x), whole_pixel(y)
         look = (
             "text",
-            fx,
-            fy,
             s,
             prop.get_fontconfig_pattern(),
             prop.get_math_fontfamily(),
@@ -248,10 +247,10 @@ class SceneRecorder(RendererBase):
             self.dpi,
         )
         sid, png, dx, dy = self.sprites.get(
-            look, lambda: self._text_bitmap(gc, fx / 64, fy / 64, s, prop, angle, ismath, mtext)
+            look, lambda: self._text_bitmap(gc, s, prop, angle, ismath, mtext)
         )
         self.used[sid] = png
-        self._add({"t": "i", "id": sid, "x": xi + dx, "y": yi + dy}, gc)
+        self._add({"t": "i", "id": sid, "x": x + dx, "y": y + dy}, gc)
 
     def draw_image(self, gc, x, y, im, transform=None):
         pixels = np.ascontiguousarray(im)
@@ -259,7 +258,8 @@ class SceneRecorder(RendererBase):
         look = ("image", pixels.shape, hashlib.blake2b(pixels.tobytes(), digest_size=16).digest())
         sid, png, _, _ = self.sprites.get(look, lambda: (encode_png(pixels, alpha=True), 0, 0))
         self.used[sid] = png
-        self._add({"t": "i", "id": sid, "x": _round(x), "y": _round(self.height - y - height)}, gc)
+        top = whole_pixel(self.height - y - height)
+        self._add({"t": "i", "id": sid, "x": whole_pixel(x), "y": top}, gc)
 
     def draw_quad_mesh(
         self,
@@ -366,10 +366,10 @@ class SceneRecorder(RendererBase):
         self.used[sid] = png
         return sid
 
-    def _text_bitmap(self, gc, fx, fy, s, prop, angle, ismath, mtext):
-        """``(png, dx, dy)``: the text drawn by Agg at the anchor's fraction of a pixel
-        ``(fx, fy)``, and its corner ``(dx, dy)`` from the anchor's whole pixel."""
-        width, height, descent = self._agg.get_text_width_height_descent(s, prop, ismath)
+    def _text_bitmap(self, gc, s, prop, angle, ismath, mtext):
+        """``(png, dx, dy)``: the text drawn by Agg from a whole pixel, and the bitmap's
+        corner ``(dx, dy)`` from that pixel."""
+        width, height, descent = self.agg.get_text_width_height_descent(s, prop, ismath)
         cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
         # The anchor is the left end of the baseline; y grows downwards, angles turn left.
         corners = [(0, descent - height), (width, descent - height), (width, descent), (0, descent)]
@@ -383,7 +383,7 @@ class SceneRecorder(RendererBase):
         pen.copy_properties(gc)
         pen.set_clip_rectangle(None)
         pen.set_clip_path(None)
-        scratch.draw_text(pen, fx - x0, fy - y0, s, prop, angle, ismath=ismath, mtext=mtext)
+        scratch.draw_text(pen, -x0, -y0, s, prop, angle, ismath=ismath, mtext=mtext)
         return encode_png(np.asarray(scratch.buffer_rgba()), alpha=True), x0, y0
 
     def _add(self, item, gc, vertices=None, codes=None):
@@ -402,14 +402,14 @@ class SceneRecorder(RendererBase):
             x0, y0 = max(b[0] for b in boxes), max(b[1] for b in boxes)
             x1, y1 = min(b[2] for b in boxes), min(b[3] for b in boxes)
             top, bottom = self.height - y1, self.height - y0
-            item["clip"] = [_round(x0), _round(top), _round(x1), _round(bottom)]
+            item["clip"] = [whole_pixel(x0), whole_pixel(top), whole_pixel(x1), whole_pixel(bottom)]
         self.items.append(item)
 
     def record(self, artists):
         """``(items, used)``: the scene of ``artists``, drawn in order.
 
         An Axes among them draws its frame, ticks and labels and those of its children that
-        are not animated: the explorers mark the artists they record one by one as animated.
+        are not animated: the renderer marks the artists it records one by one as animated.
         One recorder serves every update of a figure, so that matplotlib's cache of text
         metrics (per renderer) keeps working.
         """
@@ -417,165 +417,3 @@ class SceneRecorder(RendererBase):
         for artist in artists:
             artist.draw(self)
         return self.items, self.used
-
-
-def setting_key(pairs) -> str:
-    """The key of a setting, ``[(control, value), ...]``, as the view's script writes it.
-
-    A slider's value counts as its step number from the minimum, so the kernel's and the
-    browser's floating-point values give one key; a checkbox is 1 or 0; a choice among
-    options (toggle buttons: the browser knows only the index) is its index; anything else
-    its text.
-
-    Examples
-    --------
-    >>> import ipywidgets as w
-    >>> setting_key([(w.FloatSlider(min=0.5, step=0.01), 0.53), (w.Checkbox(), True)])
-    '3|1'
-    >>> setting_key([(w.ToggleButtons(options=["A", "B"], value="B"), "B")])
-    '1'
-    """
-    parts = []
-    for control, value in pairs:
-        step = getattr(control, "step", None)
-        if hasattr(control, "index") and hasattr(control, "options"):
-            values = [o[1] if isinstance(o, tuple) else o for o in control.options]
-            parts.append(str(values.index(value)))
-        elif isinstance(value, bool):
-            parts.append("1" if value else "0")
-        elif isinstance(value, (int, float)) and isinstance(step, (int, float)) and step > 0:
-            parts.append(str(round((value - control.min) / step)))
-        else:
-            parts.append(str(value))
-    return "|".join(parts)
-
-
-#: The browser side of the view (its limits and timeouts are constants at its top), and the
-#: style of an explorer in the page: files beside this one, read by anywidget.
-_HERE = pathlib.Path(__file__).parent
-
-
-class FigureView(anywidget.AnyWidget):
-    """A figure on a canvas: its background and the scene painted over it.
-
-    Attributes
-    ----------
-    frame : bytes
-        PNG of the background, at ``ratio`` device pixels per CSS pixel.
-    backdrop : int
-        Counts the backgrounds sent (a new layout, size or pixel density). Not ``layout``:
-        that trait is the view's ``ipywidgets.Layout``, which the browser side styles.
-    scene : list of dict
-        The drawing commands of the moving artists (see :class:`SceneRecorder`).
-    sprites : dict of str to bytes
-        PNG of every bitmap the scene names; the browser decodes each id once.
-    seq : int
-        Counts the pictures sent; every update sends a new one, even an unchanged picture.
-    css_width, css_height : int
-        Size of the figure on the page, in CSS pixels.
-    screen : list
-        ``[width, ratio]`` reported by the browser: the CSS width the figure may take and
-        ``devicePixelRatio`` (at most 2).
-    setting : str
-        Key of the controls' setting the picture shows (see :func:`setting_key`).
-    epoch : int
-        Counts changes of what the pictures of a setting show (say, a simulation added):
-        pictures sent ahead before one no longer hold.
-    controls : list of ipywidgets.Widget
-        The explorer's controls, in the order of the setting's key: the view draws a
-        picture sent ahead as soon as they reach its setting, and steps the sliders on
-        arrow keys (Notebook 7).
-    stepper : list
-        ``[slider, back_button, forward_button]`` of a stepper whose buttons the view handles
-        itself (one slider step, at once), or empty.
-    kernel_ms : list
-        ``[wall, cpu]``: milliseconds the kernel spent on the update that sent this picture,
-        from the control's change to the picture sent (the benchmark reports them).
-    alt : str
-        Text alternative of the picture.
-    """
-
-    _esm = _HERE / "explorer.js"
-    _css = _HERE / "explorer.css"
-    frame = traitlets.Bytes(b"").tag(sync=True)
-    backdrop = traitlets.Int(0).tag(sync=True)
-    scene = traitlets.List().tag(sync=True)
-    sprites = traitlets.Dict().tag(sync=True)
-    seq = traitlets.Int(0).tag(sync=True)
-    css_width = traitlets.Int(0).tag(sync=True)
-    css_height = traitlets.Int(0).tag(sync=True)
-    screen = traitlets.List([0, 1.0]).tag(sync=True)
-    setting = traitlets.Unicode("").tag(sync=True)
-    epoch = traitlets.Int(0).tag(sync=True)
-    kernel_ms = traitlets.List([0.0, 0.0]).tag(sync=True)
-    controls = traitlets.List().tag(sync=True, **widget_serialization)
-    stepper = traitlets.List().tag(sync=True, **widget_serialization)
-    alt = traitlets.Unicode("").tag(sync=True)
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        #: Bytes of the scene and of the bitmaps new to the browser in the last update.
-        self.last_bytes = 0
-        self._shipped: set = set()  # ids of the bitmaps the browser has
-        #: Counts the views that started in a page (each pings once): a new one (the page
-        #: was reloaded) has none of the pictures sent ahead before.
-        self.views = 0
-        self.on_msg(self._answer)
-
-    def _answer(self, _widget, content, _buffers):
-        if isinstance(content, dict) and content.get("type") == "ping":
-            self._shipped = set(self.sprites)  # a new view: it has what the state holds
-            self.views += 1
-            self.send({"type": "pong"})
-
-    def send_ahead(self, key, items, used):
-        """Send the picture of setting ``key`` ahead, with the bitmaps the browser lacks.
-
-        Bytes travel as message buffers; in the message they are ``{"b": index}``.
-        """
-        buffers = []
-
-        def pack(value):
-            if isinstance(value, bytes):
-                buffers.append(value)
-                return {"b": len(buffers) - 1}
-            return value
-
-        scene = [{k: pack(v) for k, v in item.items()} for item in items]
-        new = {sid: pack(png) for sid, png in used.items() if sid not in self._shipped}
-        self._shipped.update(used)
-        message = {
-            "type": "ahead",
-            "key": key,
-            "backdrop": self.backdrop,
-            "epoch": self.epoch,
-            "scene": scene,
-            "sprites": new,
-        }
-        self.send(message, buffers)
-
-    def show(self, items, used, css_size, *, background=None, started=None, setting=""):
-        """Send a picture: the scene ``items`` with the bitmaps ``used``, and a new background.
-
-        The bitmaps go out again only when the set the scene names changes.
-        """
-        with self.hold_sync():
-            sent = 0
-            if background is not None:
-                self.frame = background
-                self.backdrop += 1
-                sent += len(background)
-            if set(used) != set(self.sprites):
-                sent += sum(len(png) for png in used.values())
-                self.sprites = dict(used)
-                self._shipped.update(used)
-            self.scene = items
-            self.setting = setting
-            self.css_width, self.css_height = (round(v) for v in css_size)
-            if started is not None:
-                wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
-                self.kernel_ms = [round(1e3 * wall, 2), round(1e3 * cpu, 2)]
-            self.seq += 1
-        self.last_bytes = sent + sum(
-            len(v) for item in items for v in item.values() if isinstance(v, bytes)
-        )
