@@ -396,7 +396,7 @@ export default {
       media.removeEventListener("change", report);
       model.off("change:seq", fromKernel);
       model.off("change:controls", watch);
-      controls.forEach((c) => c.off("change:value", fromControls));
+      controls.forEach((c) => c.off("change:value change:index", fromControls));
       model.off("msg:custom", onMessage);
       if (explorer) explorer.removeEventListener("click", onClick, true);
       window.removeEventListener("keydown", onKey, true);
