@@ -236,6 +236,7 @@ def test_find_uv_takes_a_recent_uv_and_passes_over_an_old_one(tmp_path, monkeypa
     assert capsys.readouterr().out == "[kit] DECOMPKIT_UV says not to use uv: installing with pip\n"
 
 
+@pytest.mark.slow
 def test_without_pypi_fetching_uv_fails_in_one_line_and_leaves_nothing(
     tmp_path, monkeypatch, capsys
 ):
@@ -591,6 +592,7 @@ def test_when_uv_fails_pip_installs_the_same_pins_and_says_why(project, tmp_path
     assert _imports(root, "fakedev") and _stamp(root)["extras"] == ["dev"]
 
 
+@pytest.mark.slow
 def test_when_nothing_can_install_the_error_is_one_line(project, tmp_path):
     root, env = project
     env["DECOMPKIT_UV"] = "off"
@@ -616,6 +618,8 @@ def test_ctrl_c_during_the_set_up_leaves_a_state_the_next_run_repairs(project, u
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        # as in a terminal, even when these tests run in a background job (SIGINT ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 120
