@@ -51,11 +51,8 @@ def _say(message: str) -> None:
 
 
 def _installer(python: Path) -> list[str]:
-    """uv when it is on PATH (seconds), else pip (about half a minute for the service)."""
-    uv = shutil.which("uv")
-    if uv:
-        return [uv, "pip", "install", "-q", "--python", str(python)]
-    return [str(python), "-m", "pip", "--disable-pip-version-check", "--no-input", "-q", "install"]
+    """uv when deploy/hub.py finds one (seconds), else pip (about half a minute)."""
+    return _hub_module().installer(python)
 
 
 def ensure_service_environment(prefix: Path, base_python: str) -> Path:
