@@ -72,11 +72,9 @@ def _widget_texts_(widget, re=_re_, html=_html_):
 get_ipython().display_formatter.formatters["text/plain"].for_type(
     _figure_.Figure, lambda fig, p, cycle, texts=_figure_texts_: p.text("Figure: " + texts(fig))
 )
-try:
-    from decompkit.widgets._base import Explorer as _Explorer_
-except ImportError:
-    _Explorer_ = None
-if _Explorer_ is not None and not hasattr(_Explorer_, "_page_test_bundle_"):
+from decompkit.widgets.base import Explorer as _Explorer_  # no hook would hide a leak
+
+if not hasattr(_Explorer_, "_page_test_bundle_"):
     _Explorer_._page_test_bundle_ = _Explorer_._repr_mimebundle_
 
     def _with_texts_(
