@@ -41,7 +41,7 @@ CONFIG = """c = get_config()
 c.CourseDirectory.course_id = "decomp"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
-c.Execute.timeout = 12
+c.Execute.timeout = 10
 c.GradingLimits.kernel_memory_mb = 1536
 c.GradingLimits.kernel_processes = 40
 c.GradingLimits.kernel_scratch_mb = 32
@@ -180,7 +180,7 @@ def _padded(nb, size: int):
 def _class(kit: Path) -> dict:
     """``{student: {notebook: nb}}`` of the hostile class."""
     inject = INJECT.format(solutions=list(answer_key(CHAIN).values()))
-    reach_for = REACH_FOR.format(inject=inject, seconds=10)
+    reach_for = REACH_FOR.format(inject=inject, seconds=6)
     survivor = SURVIVOR.format(inject=inject, kit=str(kit))
     survive = SURVIVE.format(mark=MARK, survivor=survivor)
     hog = submission(CHAIN, {"chain_success_answer": "p_chain = 'x' * 40_000_000"})
@@ -191,9 +191,9 @@ def _class(kit: Path) -> dict:
     return {
         # The reacher and its blank friend are the largest: they start together.
         "a-reacher": {
-            nb: _padded(_first(_released(nb), reach_for), 400_000) for nb in NOTEBOOKS[:3]
+            nb: _padded(_first(_released(nb), reach_for), 400_000) for nb in NOTEBOOKS[:2]
         },  # fmt: skip
-        "a-friend": {nb: _padded(_released(nb), 300_000) for nb in NOTEBOOKS[:3]},
+        "a-friend": {nb: _padded(_released(nb), 300_000) for nb in NOTEBOOKS[:2]},
         "b-survivor": {
             CHAIN: _padded(insert_after(_released(CHAIN), "chain_success_answer", survive), 200_000)
         },  # fmt: skip
