@@ -24,6 +24,32 @@ WHY = sandbox.available()
 needs_walls = pytest.mark.skipif(WHY is not None, reason=f"no walls here: {WHY}")
 
 
+def ask_walled(probe: str, folder, files=None, *, user_namespace=None) -> dict:
+    """What ``probe`` (code that prints one line of JSON) prints in a walled kernel."""
+
+    async def ask():
+        env = walled_environment(dict(os.environ))
+        factory = KernelFactory(
+            folder,
+            env,
+            ["import json"],
+            walls=Walls(python_folders(), Bounds()),
+            user_namespace=user_namespace,
+        )
+        kernel = await factory.start({}, files or {})
+        try:
+            msg_id = kernel.kc.execute(probe)
+            while True:
+                msg = await kernel.kc.get_iopub_msg(timeout=30)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                    return json.loads(msg["content"]["text"])
+        finally:
+            await kernel.kill()
+            factory.close()
+
+    return asyncio.run(ask())
+
+
 @needs_walls
 @pytest.mark.parametrize("user_namespace", [False, True], ids=["as-root", "user-namespace"])
 def test_a_kernel_inside_walls_sees_only_itself(tmp_path, user_namespace):
@@ -49,29 +75,8 @@ def test_a_kernel_inside_walls_sees_only_itself(tmp_path, user_namespace):
     (tmp_path / "data.csv").write_text("a,b\n")
     (tmp_path / "link.csv").symlink_to("/etc/hostname")
 
-    async def ask():
-        walls = Walls(python_folders(), Bounds())
-        factory = KernelFactory(
-            tmp_path,
-            walled_environment(dict(os.environ)),
-            [],
-            walls=walls,
-            user_namespace=user_namespace,
-        )
-        kernel = await factory.start(
-            {}, {"data.csv": tmp_path / "data.csv", "link.csv": tmp_path / "link.csv"}
-        )
-        try:
-            msg_id = kernel.kc.execute(probe)
-            while True:
-                msg = await kernel.kc.get_iopub_msg(timeout=30)
-                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
-                    return json.loads(msg["content"]["text"])
-        finally:
-            await kernel.kill()
-            factory.close()
-
-    seen = asyncio.run(ask())
+    files = {"data.csv": tmp_path / "data.csv", "link.csv": tmp_path / "link.csv"}
+    seen = ask_walled(probe, tmp_path, files, user_namespace=user_namespace)
     assert seen["pids"] == [1, 2]
     assert seen["uid"] != 0 and seen["home"] == sandbox.HOME
     assert "data.csv" in seen["files"] and "link.csv" not in seen["files"]
@@ -147,3 +152,36 @@ def test_a_kernel_that_cannot_enter_its_walls_is_not_started_without_them(tmp_pa
             factory.close()
 
     asyncio.run(start())
+
+
+@needs_walls
+def test_a_hostile_kernel_cannot_see_the_course_the_kit_s_source_or_other_kernels(tmp_path):
+    """What a kernel sees of the machine, asked from inside one."""
+    probe = (
+        "import os, socket, json\n"
+        "seen = {{'solutions': os.path.exists({!r}), 'readme': os.path.exists({!r}),\n"
+        "        'checkout': os.path.exists({!r}), 'processes': sorted(\n"
+        "            int(p) for p in os.listdir('/proc') if p.isdigit())}}\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', 22), timeout=1); seen['network'] = True\n"
+        "except OSError:\n"
+        "    seen['network'] = False\n"
+        "try:\n"
+        "    open('/usr/lib/x', 'w'); seen['writes_system'] = True\n"
+        "except OSError:\n"
+        "    seen['writes_system'] = False\n"
+        "seen['uid'] = os.getuid()\n"
+        "print(json.dumps(seen))\n"
+    ).format(str(ROOT / "solutions"), str(ROOT / "README.md"), str(ROOT / "src"))
+
+    seen = ask_walled(probe, tmp_path)
+    assert seen == {
+        "solutions": False,
+        "readme": False,
+        "checkout": False,
+        "processes": [1, 2],
+        "network": False,
+        "writes_system": False,
+        "uid": seen["uid"],
+    }
+    assert seen["uid"] != 0

@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .engine.files import open_regular
 from .lmsnames import parts_of
 
 __all__ = [
@@ -163,10 +164,10 @@ def _target(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
 
 def _read_file(path: str, limit: int) -> bytes:
     """At most ``limit`` bytes of the regular file ``path``, which must not be a link."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    with os.fdopen(os.open(path, flags), "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError("no longer a regular file")
+    handle = open_regular(path)
+    if handle is None:
+        raise OSError("no longer a regular file")
+    with handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise OSError(f"grew past {limit} bytes while it was read")

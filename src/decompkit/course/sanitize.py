@@ -27,12 +27,12 @@ import binascii
 import math
 import os
 import re
-import stat
 
 from nbformat import from_dict
 from nbformat.corpus.words import generate_corpus_id
 from nbformat.v4 import new_output
 
+from .engine.files import open_regular
 from .markup import clean_html
 from .safe_markdown import clean_markdown, clean_tex
 
@@ -329,10 +329,10 @@ def safe_to_serve(path) -> bool:
     if suffix not in _TEXT and suffix not in _PICTURES:
         return False
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = open_regular(path)
     except OSError:
         return False
-    with os.fdopen(handle, "rb") as data:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return False
+    if data is None:
+        return False
+    with data:
         return suffix in _TEXT or data.read(8).startswith(_PICTURES[suffix])

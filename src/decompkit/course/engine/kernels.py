@@ -23,7 +23,6 @@ import secrets
 import select
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ import zmq
 import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 
+from .files import open_regular
 from .sandbox import HOME, SOCKETS, Walls
 
 __all__ = ["Kernel", "KernelFactory", "KernelStartError", "MAX_MESSAGE"]
@@ -416,12 +416,11 @@ def copy_regular_file(source: Path, target: Path) -> bool:
     """Copy ``source`` to ``target`` if it is a regular file and not a link (a name that
     came with a submission may point anywhere); whether it was copied."""
     try:
-        handle = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = open_regular(source)
     except OSError:
         return False
-    with os.fdopen(handle, "rb") as data:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return False
-        with open(target, "xb") as out:
-            shutil.copyfileobj(data, out)
+    if data is None:
+        return False
+    with data, open(target, "xb") as out:
+        shutil.copyfileobj(data, out)
     return True

@@ -30,16 +30,16 @@ made read-only, ``pivot_root``, dropping capabilities), made in the forked child
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import platform
 import resource
 import select
 import signal
-import stat
 import sys
 import time
 from dataclasses import dataclass
+
+from .files import open_regular
 
 __all__ = ["Bounds", "Walls", "WallError", "available", "enter", "pressure", "HOME", "SOCKETS"]
 
@@ -176,24 +176,17 @@ def _folders(walls: Walls) -> list[str]:
 
 def _copy_in(host: str, target: str, uid: int, gid: int) -> None:
     """Copy a regular file (never a link: the name comes from a submission) into the walls."""
-    try:
-        source = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return  # a link: left out
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(source).st_mode):
-            return
+    source = open_regular(host)
+    if source is None:
+        return  # a link, or no regular file: left out
+    with source:
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
-            while chunk := os.read(source, 1 << 20):
+            while chunk := source.read(1 << 20):
                 os.write(out, chunk)
             os.fchown(out, uid, gid)
         finally:
             os.close(out)
-    finally:
-        os.close(source)
 
 
 def _build(walls: Walls, root: str, files: dict, connection: bytes, uid: int, gid: int) -> None:
