@@ -157,9 +157,11 @@ def pip_commands(extras) -> list[list[str]]:
 
 
 def export_command(uv: str, extras, path: str) -> list[str]:
-    """``uv export`` of a requirements file (``path`` relative: the file's header shows it)."""
+    """``uv export`` of a requirements file (``path`` relative: the file's header shows it;
+    ``--quiet``: not echoed on the screen as well)."""
     extra = [arg for name in extras for arg in ("--extra", name)]
-    return [uv, "export", "--frozen", "--no-hashes", "--no-emit-project", *extra, "-o", path]
+    options = ["--frozen", "--no-hashes", "--no-emit-project", "--quiet", *extra]
+    return [uv, "export", *options, "-o", path]
 
 
 # --- uv: found, or fetched from PyPI -------------------------------------------------------
