@@ -75,17 +75,17 @@ def _world_usable(path: Path) -> bool:
 
 
 def _base_python() -> str:
-    """A Python >= 3.10 that other users can execute (the project's own may sit under a
+    """A Python >= 3.11 that other users can execute (the project's own may sit under a
     private /root, as pyenv installs do)."""
     candidates = [sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3"]
     candidates += [shutil.which(name) or "" for name in ("python3.12", "python3.11", "python3")]
     for candidate in filter(None, candidates):
         if not _world_usable(Path(candidate)):
             continue
-        probe = [candidate, "-c", "import sys, venv; print(sys.version_info >= (3, 10))"]
+        probe = [candidate, "-c", "import sys, venv; print(sys.version_info >= (3, 11))"]
         if subprocess.run(probe, capture_output=True, text=True).stdout.strip() == "True":
             return candidate
-    raise RuntimeError("no Python >= 3.10 with the venv module that every user may run")
+    raise RuntimeError("no Python >= 3.11 with the venv module that every user may run")
 
 
 def _source_stamp() -> str:
