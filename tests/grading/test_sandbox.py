@@ -24,7 +24,7 @@ WHY = sandbox.available()
 needs_walls = pytest.mark.skipif(WHY is not None, reason=f"no walls here: {WHY}")
 
 
-def ask_walled(probe: str, folder, files=None, *, user_namespace=None) -> dict:
+def ask_walled(probe: str, folder, files=None, *, user_namespace=None, walls=None) -> dict:
     """What ``probe`` (code that prints one line of JSON) prints in a walled kernel."""
 
     async def ask():
@@ -33,7 +33,7 @@ def ask_walled(probe: str, folder, files=None, *, user_namespace=None) -> dict:
             folder,
             env,
             ["import json"],
-            walls=Walls(python_folders(), Bounds()),
+            walls=walls or Walls(python_folders(), Bounds()),
             user_namespace=user_namespace,
         )
         kernel = await factory.start({}, files or {})
@@ -185,3 +185,19 @@ def test_a_hostile_kernel_cannot_see_the_course_the_kit_s_source_or_other_kernel
         "uid": seen["uid"],
     }
     assert seen["uid"] != 0
+
+
+@needs_walls
+def test_a_read_only_folder_under_tmp_is_seen_over_the_kernels_own_tmp(tmp_path):
+    # A clone under /tmp has its environment there, and every run's copy of the kit is there.
+    shared = tmp_path / "kit"
+    shared.mkdir()
+    (shared / "module.py").write_text("x = 1\n")
+    probe = (
+        "import json, os\n"
+        f"print(json.dumps({{'seen': os.path.exists({str(shared / 'module.py')!r}),\n"
+        "    'tmp_writable': os.access('/tmp', os.W_OK)}))\n"
+    )
+    walls = Walls((*python_folders(), str(shared)), Bounds())
+    assert str(tmp_path).startswith("/tmp/")
+    assert ask_walled(probe, tmp_path, walls=walls) == {"seen": True, "tmp_writable": True}

@@ -196,8 +196,6 @@ def _build(walls: Walls, root: str, files: dict, connection: bytes, uid: int, gi
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         if os.path.islink(f"/{name}"):
             os.symlink(os.readlink(f"/{name}"), f"{root}/{name}")
-    for path in _folders(walls):
-        _read_only(path, root + path)
     home = root + HOME
     os.makedirs(home)
     _mount(
@@ -212,6 +210,11 @@ def _build(walls: Walls, root: str, files: dict, connection: bytes, uid: int, gi
         os.chown(f"{home}/{inner}", uid, gid)
         os.makedirs(root + inside, exist_ok=True)
         _mount(f"{home}/{inner}", root + inside, None, _MS_BIND)
+    # After the writable folders: a read-only folder under /tmp (a checkout, the kit's copy)
+    # is mounted over the kernel's own /tmp, not hidden under it.
+    for path in _folders(walls):
+        _read_only(path, root + path)
+    os.makedirs(f"{root}/etc", exist_ok=True)
     for device in _DEVICES:
         open(f"{root}/dev/{device}", "a").close()  # noqa: SIM115 - a file to mount on
         _mount(f"/dev/{device}", f"{root}/dev/{device}", None, _MS_BIND)
