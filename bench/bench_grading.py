@@ -32,7 +32,9 @@ the answers in the grader. Targets: at most 5 s per student for the whole assign
 
 Grading is CPU-bound (the kernels and the grader), so the speed-up can only show on cores
 nothing else is using: the script prints the load average and the CPU seconds per student
-(this process and every finished child), which are the work itself whatever the load.
+(this process and every finished child), which are the work itself whatever the load. Inside
+walls a kernel's own CPU time is not among them: its namespace is killed, not waited for, so
+no process collects it; compare the wall times there.
 
 After every run the gradebook is read back: each student x notebook x graded cell must hold a
 grade with ``auto_score`` set, every score must equal the sequential run's, and the fully
@@ -366,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'workers':>7} {'walls':>6} {'total s':>9} {'set-up s':>9} {'s/student':>10} "
         f"{'speed-up':>9} {'cpu s/student':>14} {'load after':>11}"
     )
+    # "cpu s/student" inside walls leaves the kernels out (the module docstring says why).
     for outcome in [*outcomes, *([bare] if bare else [])]:
         setup = f"{outcome['setup']:9.2f}" if outcome["workers"] == 1 else f"{'-':>9}"
         print(
