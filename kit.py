@@ -310,7 +310,15 @@ def _environ() -> dict[str, str]:
 
 
 def _run(command: list[str]) -> int:
-    return subprocess.run(command, cwd=ROOT, env=_environ()).returncode
+    """``command`` to its end. Ctrl-C in the terminal reaches the child as well, which stops
+    in its own way (the grader finishes the student it holds, pytest stops its servers);
+    this process waits for that instead of killing the child a moment later."""
+    process = subprocess.Popen(command, cwd=ROOT, env=_environ())
+    while True:
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            continue
 
 
 def _replace_process(command: list[str], env: dict[str, str] | None = None) -> int:
@@ -394,15 +402,29 @@ def lab(args: list[str]) -> int:
 
 
 def test(args: list[str]) -> int:
-    """pytest on the whole suite, in one process as CI runs it (the browser tests race a
-    second worker), or with ``--fast`` the unit tier; the command is shown first."""
-    command = [str(PYTHON), "-m", "pytest"]
+    """pytest, the command shown first. Without arguments, the whole suite as CI runs it: on
+    pytest-xdist workers (one a core, at most 4), then the tests marked ``alone`` in one
+    process on a machine left to them; ``--fast``: the unit tier on workers; other arguments
+    go to one pytest as they are."""
+    workers = ["-n", str(min(4, os.cpu_count() or 1))]
+    if not args:
+        status = _pytest([*workers, "-m", "not alone"])
+        if status == PYTEST_INTERRUPTED or status < 0:  # Ctrl-C, or a signal
+            return status
+        return _pytest(["-m", "alone"]) or status
     if "--fast" in args:
         args = [arg for arg in args if arg != "--fast"]
-        command += [f"--ignore={path}" for path in FAST_TIER_SKIPS] + ["-m", "not slow"]
-        command += ["-n", str(min(4, os.cpu_count() or 1))]
-    _say("running " + shlex.join([str(PYTHON.relative_to(ROOT)), *command[1:], *args]))
-    return _replace_process([*command, *args])
+        skips = [f"--ignore={path}" for path in FAST_TIER_SKIPS]
+        args = [*skips, "-m", "not slow", *workers, *args]
+    return _pytest(args)
+
+
+PYTEST_INTERRUPTED = 2
+
+
+def _pytest(args: list[str]) -> int:
+    _say("running " + shlex.join([str(PYTHON.relative_to(ROOT)), "-m", "pytest", *args]))
+    return _run([str(PYTHON), "-m", "pytest", *args])
 
 
 def _course(command: str, args: list[str]) -> int:

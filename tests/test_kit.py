@@ -151,6 +151,67 @@ def test_test_runs_pytest_with_the_arguments_given_and_shows_the_command(ran, ca
     assert capsys.readouterr().out == "[kit] running .venv/bin/python -m pytest -k markov -x\n"
 
 
+def test_test_runs_the_suite_on_workers_then_the_tests_that_need_the_machine_alone(ran, capsys):
+    kit.test([])
+    pytest_ = [str(kit.PYTHON), "-m", "pytest"]
+    workers = str(min(4, os.cpu_count()))
+    assert ran == [[*pytest_, "-n", workers, "-m", "not alone"], [*pytest_, "-m", "alone"]]
+    assert capsys.readouterr().out == (
+        f"[kit] running .venv/bin/python -m pytest -n {workers} -m 'not alone'\n"
+        "[kit] running .venv/bin/python -m pytest -m alone\n"
+    )
+
+
+@pytest.mark.parametrize(("first", "second", "status"), [(1, 0, 1), (0, 1, 1), (2, 0, 2)])
+def test_test_fails_when_either_part_fails_and_stops_after_a_ctrl_c(
+    monkeypatch, first, second, status
+):
+    calls = []
+    statuses = iter([first, second])
+    monkeypatch.setattr(kit, "_run", lambda command: calls.append(command) or next(statuses))
+    assert kit.test([]) == status
+    assert len(calls) == (1 if first == kit.PYTEST_INTERRUPTED else 2)
+
+
+def test_ctrl_c_reaches_the_child_and_kit_waits_for_it_to_stop(tmp_path):
+    """A course command (the grader finishing the student it holds) or pytest (stopping its
+    servers) needs its own stop after Ctrl-C; kit.py must not kill it a moment later."""
+    done = tmp_path / "stopped-in-its-own-way"
+    child = (
+        "import signal, sys, time, pathlib\n"
+        "def stop(*_):\n"
+        "    time.sleep(1.5)\n"
+        f"    pathlib.Path({str(done)!r}).write_text('x')\n"
+        "    sys.exit(3)\n"
+        "signal.signal(signal.SIGINT, stop)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    runner = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        f"sys.path.insert(0, {str(ROOT)!r}); import kit\n"
+        f"sys.exit(kit._run([sys.executable, '-c', {child!r}]))\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", runner],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout.readline() == "ready\n"
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert done.exists(), out
+    assert process.returncode == 3, out
+    assert "Traceback" not in out
+
+
 def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(ran, capsys):
     kit.test(["-x", "--fast", "tests/test_dag.py"])
     command = ran[0]

@@ -200,6 +200,10 @@ def _scroll_until_drawn(page, count: int, timeout_s: float) -> bool:
     return page.locator(".decompkit-figure[data-seq]").count() >= count
 
 
+# Under a second pytest worker's load, ipywidgets 8's manager can mark itself restored from
+# the new kernel before the notebook's saved models are loaded; a view then drawn says
+# "model not found" for good. `kit.py test` runs this test after the others, alone.
+@pytest.mark.alone
 def test_a_saved_notebook_shows_every_figure_without_a_kernel(
     projector_page, lab_server, explorers_notebook, artifacts
 ):
