@@ -572,3 +572,24 @@ def test_no_printed_parameter_is_an_answer():
         passes = {k: n for k, n in passes.items() if k[1] != "repairs_made"}
         frequent = {k: n for k, n in passes.items() if n > 5}
         assert not frequent, (name, frequent)
+
+
+@pytest.mark.parametrize("variable", ["DECOMPKIT_STUDENT", "JUPYTERHUB_USER"])
+def test_the_lectures_numbers_are_the_lectures_even_where_an_id_is_known(monkeypatch, variable):
+    """On a hub (JUPYTERHUB_USER) or under the grader (DECOMPKIT_STUDENT) an explicit
+    "lecture" still means the lecture's numbers, and the instructor's answer key and class
+    report compare with the lecture's answers, not with the numbers of whoever runs them."""
+    from decompkit.course.key import answer_key, parameters
+    from decompkit.exercises.ids import LECTURE
+    from decompkit.exercises.params import EXERCISES, params
+
+    monkeypatch.setenv(variable, "s4242")
+    for name, exercise in EXERCISES.items():
+        assert params(name, LECTURE) == exercise.Params(), name
+        assert params(name, " Lecture ") == exercise.Params(), name
+    assert params("chain") != EXERCISES["chain"].Params()  # the known id still counts
+    assert parameters(None, "chain")["p"] == EXERCISES["chain"].Params().p
+    monkeypatch.delenv(variable)
+    quiet = [(r.grade_id, r.answer) for r in answer_key(None)]
+    monkeypatch.setenv(variable, "s4242")
+    assert [(r.grade_id, r.answer) for r in answer_key(None)] == quiet

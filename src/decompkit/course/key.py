@@ -55,7 +55,9 @@ def _text(value) -> str:
 
 
 def _id(student):
-    return None if student is None else normalise_id(student)
+    """The id under the one rule; ``None`` (the lecture's numbers) as LECTURE, so that an id
+    in the environment (a hub's user, the grader's student) does not stand in for it."""
+    return LECTURE if student is None else normalise_id(student)
 
 
 def parameters(student, notebook: str) -> dict:
@@ -102,8 +104,7 @@ def answer_key(student, notebooks=None) -> list[KeyRow]:
         if not cells:
             continue
         key = EXERCISES[notebook].key(P)
-        name = student if student is not None else LECTURE
-        rows += [KeyRow(name, notebook, cell, item, key[item]) for cell, item in cells.items()]
+        rows += [KeyRow(student, notebook, cell, item, key[item]) for cell, item in cells.items()]
     return rows
 
 
