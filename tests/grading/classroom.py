@@ -12,9 +12,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from decompkit.course.key import GRADE_CELLS
+from decompkit.course.key import FILES, GRADE_CELLS
 from decompkit.exercises import chain
-from decompkit.exercises.params import params
+from decompkit.exercises.params import EXERCISES, params
 from decompkit.grading import close
 
 CHAIN = "01-chain-reliability"
@@ -102,3 +102,32 @@ def key_of(student: str | None) -> dict:
     """``{grade_id: right answer}`` of the chain notebook for ``student`` (None: lecture)."""
     key = chain.key(params("chain", student))
     return {grade_id: key[item] for grade_id, item in CELLS.items()}
+
+
+def notebook_record(student: str, name: str, answers: dict, assignment="decomp") -> dict:
+    """A schema-1 record of ``student`` with the notebook ``name`` (``"dag"``, ...) graded
+    from ``{grade_id: answer}``: unlisted items right, each answer judged on the student's
+    own numbers as the visible check judges it."""
+    exercise, P = EXERCISES[name], params(name, student)
+    key = exercise.key(P)
+    items = {}
+    for grade_id, item in GRADE_CELLS[name].items():
+        answer = answers.get(grade_id, key[item])
+        verdict = exercise.diagnose(item, answer, P)
+        ok = verdict.status in ("ok", "close") and grade_id not in answers
+        items[grade_id] = {
+            "item": item, "label": item, "names": [item], "score": float(ok),
+            "max_score": 1.0, "status": "ok" if ok else "off", "answer": repr(answer),
+            "message": "" if ok else verdict.message, "mistake": None, "matches": None,
+        }  # fmt: skip
+    notebook = FILES[name]
+    return {
+        "schema": 1, "assignment": assignment, "student": student,
+        "graded_at": "2026-12-01T10:00:00+00:00", "submitted_at": None,
+        "source_names": [f"{student}_{notebook}.ipynb"],
+        "notebooks": {notebook: {
+            "status": "graded", "message": "", "flagged": False, "flags": [],
+            "score": sum(i["score"] for i in items.values()), "max_score": float(len(items)),
+            "items": items,
+        }},
+    }  # fmt: skip

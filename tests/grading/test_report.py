@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 from collections import Counter
 
 import pytest
@@ -12,9 +13,10 @@ import pytest
 from decompkit.course import report
 from decompkit.course.__main__ import main as course_main
 from decompkit.course.engine.record import load
+from decompkit.course.key import answer_key
 from decompkit.exercises.params import params
 
-from .classroom import CHAIN, NUMERIC, chain_record, key_of, write_record
+from .classroom import CHAIN, NUMERIC, chain_record, key_of, notebook_record, write_record
 
 
 def _planned(student: str, *items: str) -> tuple[dict, dict]:
@@ -146,3 +148,63 @@ def test_a_notebook_not_handed_in_is_listed_apart_and_counts_nowhere(graded):
     assert all(row["n"] == 9 for row in found.items[CHAIN].values())  # s01..s09 only
     page = (report.write(graded, "decomp") / "report.html").read_text()
     assert f"<b>{CHAIN}</b>: 1 of 10 (s10)" in page
+
+
+def _independent_class(root, size: int, seed: int) -> list[str]:
+    """``size`` students who work alone: each rounds three answers to two significant digits
+    (most wrong answers look like this) and makes a planned mistake on a fourth; one more,
+    s000, copies every number of s001."""
+    rng = random.Random(seed)
+    students = [f"s{i:03d}" for i in range(1, size)]
+    for student in students:
+        key = key_of(student)
+        rounded = rng.sample([g for g in NUMERIC if g != "chain_success_value"], 3)
+        answers = {g: float(f"{key[g]:.2g}") for g in rounded}
+        planned, mistakes = _planned(student, "chain_success_value")
+        write_record(root, chain_record(student, answers | planned, mistakes=mistakes))
+    copied = key_of("s001")
+    write_record(root, chain_record("s000", {g: copied[g] for g in NUMERIC}))
+    return students
+
+
+def _dag_class(root, size: int, seed: int) -> None:
+    """``size`` students of the DAG notebook: s000 copies every number of s001; the others
+    work alone and most miss the makespan by a slot or two, which the notebook asks twice
+    (the spurious edge leaves it as it is); whole numbers of a few dozen values, so some
+    classmate's right makespan is a wrong one's by chance."""
+    rng = random.Random(seed)
+    for i in range(1, size):
+        student = f"s{i:03d}"
+        key = {r.grade_id: r.answer for r in answer_key(student, ["dag"])}
+        answers = {}
+        if rng.random() < 0.8:
+            wrong = key["makespan_a_value"] + rng.choice([-2, -1, 1, 2])
+            answers = {"makespan_a_value": wrong, "spurious_makespan_value": wrong}
+        if rng.random() < 0.3:
+            answers["slack_value"] = key["slack_value"] + rng.choice([-1, 1])
+        write_record(root, notebook_record(student, "dag", answers))
+    copied = {r.grade_id: r.answer for r in answer_key("s001", ["dag"])}
+    numbers = {g: v for g, v in copied.items() if report.number(repr(v)) is not None}
+    write_record(root, notebook_record("s000", "dag", numbers))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("notebook", ["chain", "dag"])
+def test_a_class_of_40_names_the_copier_and_no_one_else_with_the_chance(tmp_path, notebook, seed):
+    (_independent_class if notebook == "chain" else _dag_class)(tmp_path, 40, seed)
+    result = report.analyse(load(tmp_path, "decomp"), "decomp")
+    assert [(m.student, m.source) for m in result.matches] == [("s000", "s001")]
+    copier = result.matches[0]
+    assert 0 < copier.chance <= report.CHANCE
+    assert "by chance" in copier.describe()
+    page = (report.write(tmp_path, "decomp") / "report.html").read_text()
+    assert "by chance" in page and f"{report.CHANCE:g}" in page
+
+
+def test_items_with_few_values_or_asked_twice_count_at_most_once():
+    from decompkit.course import chance
+
+    spread = chance.spread("dag")
+    assert "count_orders_a_value" not in spread.kept  # one answer for every id
+    assert "makespan_a_value" in spread.kept
+    assert "spurious_makespan_value" not in spread.kept  # the same number for every id

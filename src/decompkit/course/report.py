@@ -18,12 +18,14 @@ their id (:func:`decompkit.course.key.answer_key`), so each classmate's right an
 recomputed and compared with a wrong answer (:func:`decompkit.grading.close`, the hidden
 tests' tolerance). A student is listed when at least :data:`MIN_MATCHES` of their wrong
 numeric answers in a notebook, and at least half of them, are one classmate's right values
-(or the lecture's, for answers worked out with the lecture's numbers).
+(or the lecture's, for answers worked out with the lecture's numbers), and when so many
+matches would come by chance with probability at most :data:`CHANCE`
+(:mod:`decompkit.course.chance`: items with few values are left out, an item asked twice
+counts once, and the figure is shown beside the finding).
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import csv
 import html
@@ -38,14 +40,18 @@ from pathlib import Path
 
 from ..exercises.ids import LECTURE
 from ..grading import close
+from .arguments import Parser
+from .chance import odds, spread, tail
 from .csvsafe import cell
 from .engine.record import load
 from .key import FILES, answer_key
 
-__all__ = ["MIN_MATCHES", "ClassReport", "Match", "analyse", "number", "write", "main"]
+__all__ = ["MIN_MATCHES", "CHANCE", "ClassReport", "Match", "analyse", "number", "write", "main"]
 
 #: Wrong numeric answers that must equal one other id's key before a match is reported.
 MIN_MATCHES = 2
+#: A student is named only when matching that many answers by chance is at most this likely.
+CHANCE = 1e-3
 _NOT_GRADED = {"timeout", "time_limit", "kernel_died", "failed", "unreadable"}
 _WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$", re.S)
 
@@ -81,12 +87,14 @@ class Match:
     source: str  # a classmate's id, or "lecture"
     items: tuple[str, ...]  # the grade_ids that match
     wrong: int  # wrong numeric answers of the student in that notebook
+    chance: float = 1.0  # how likely so many matches with anyone are without copying
 
     def describe(self) -> str:
         whose = (
             "the lecture's numbers" if self.source == LECTURE else f"the numbers of {self.source}"
         )
-        return f"{len(self.items)} of {self.wrong} wrong answers match {whose}"
+        found = f"{len(self.items)} of {self.wrong} wrong answers match {whose}"
+        return f"{found} (by chance: {odds(self.chance)})"
 
 
 @dataclass
@@ -140,14 +148,17 @@ def _keys(students, notebook_file: str) -> dict:
 
 
 def _matches(student: str, notebook: str, entry, keys: dict) -> list[Match]:
+    name = next((n for n, f in FILES.items() if f == notebook), None)
+    if name is None:
+        return []
+    items = spread(name)
     own = keys.get(student, {})
     wrong = {}
     for grade_id, item in entry.items.items():
         value = number(item.answer)
-        expected = own.get(grade_id)
-        if item.status in ("off", "invalid") and value is not None:
-            if not isinstance(expected, bool) and isinstance(expected, (int, float)):
-                wrong[grade_id] = value
+        if item.status in ("off", "invalid") and value is not None and grade_id in items.kept:
+            wrong[grade_id] = value
+    shares = [items.share(g, value) for g, value in wrong.items()]
     found = []
     for source, key in keys.items():
         if source == student:
@@ -159,8 +170,12 @@ def _matches(student: str, notebook: str, entry, keys: dict) -> list[Match]:
             and close(value, key[g])
             and not close(own[g], key[g])
         )
-        if len(hits) >= MIN_MATCHES and 2 * len(hits) >= len(wrong):
-            found.append(Match(student, notebook, source, hits, len(wrong)))
+        if len(hits) < MIN_MATCHES or 2 * len(hits) < len(wrong):
+            continue
+        # every classmate and the lecture were compared: the chance that any matches so often
+        chance = min(1.0, (len(keys) - 1) * tail(shares, len(hits)))
+        if chance <= CHANCE:
+            found.append(Match(student, notebook, source, hits, len(wrong), chance))
     return found
 
 
@@ -223,14 +238,6 @@ def analyse(records: dict, assignment: str, previous: dict | None = None) -> Cla
                 item_scores[(student, grade_id)] = item.score
                 report._titles[(notebook, grade_id)] = row["title"]
             report.matches += _matches(student, notebook, entry, keys)
-            recorded = {i.matches for i in entry.items.values() if i.matches}
-            if LECTURE in recorded and not any(
-                m.student == student and m.notebook == notebook and m.source == LECTURE
-                for m in report.matches
-            ):
-                hits = tuple(g for g, i in entry.items.items() if i.matches == LECTURE)
-                wrong = sum(i.status in ("off", "invalid") for i in entry.items.values())
-                report.matches.append(Match(student, notebook, LECTURE, hits, wrong))
         report.items[notebook] = items
         report._item_scores[notebook] = item_scores
     if previous:
@@ -315,6 +322,13 @@ def _html(report: ClassReport) -> str:
         ]
         out.append("</table>")
     out.append("<h2>Copied numbers</h2>")
+    out.append(
+        f"<p>A student is named when at least {MIN_MATCHES} of their wrong answers in a "
+        "notebook, and at least half of them, are one classmate's right values (or the "
+        "lecture's), and when that many matches with anyone would come by chance with a "
+        f"probability of at most {CHANCE:g}. Items whose answer has few values are left out; "
+        "a number asked twice counts once.</p>"
+    )
     if report.matches:
         out.append(
             "<table><tr><th>Student</th><th>Notebook</th><th>Finding</th><th>Items</th></tr>"
@@ -455,7 +469,7 @@ def write(root, assignment: str = "decomp") -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: write the class report; print where it is."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m decompkit.course report",
         description="Write reports/<assignment>/report.html, items.csv and students.csv "
         "from the grading records.",
