@@ -2,14 +2,23 @@
 
 The class is a real nbgrader gradebook (made through nbgrader's API, no notebook runs):
 three students, two notebooks, one manual grade and one late penalty.
+
+The columns are checked against the LMS's own documentation (URLs in the module docstring of
+decompkit.course.export): Canvas, "How do I import grades in the Gradebook?" - ``Student``,
+``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per assignment; Moodle,
+"Grade import" - one column mapped to a user field (username, ID number or email address), the
+others mapped to grade items, and a row whose user is not found stops the whole import.
 """
 
 from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import os
 import shutil
+import sqlite3
+import subprocess
 import sys
 import warnings
 from datetime import datetime
@@ -17,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from decompkit.course import export
+from decompkit.course import export, lmscsv
 from decompkit.course.__main__ import main as course_main
 
 from .classroom import chain_record, write_record
@@ -31,6 +40,12 @@ AUTO = {
     "s02": {"chain_success_value": 0, "p_prime_value": 1, "success_value": 0},
     "s_03": {"chain_success_value": 0, "p_prime_value": 0, "success_value": 1},
 }
+#: student -> the assignment's points: automatic, plus s02's manual grade, minus s_03's penalty
+TOTALS = {"s01": 3.0, "s02": 2.0, "s_03": 0.5}
+#: The columns Canvas's import requires before the assignment columns, in its order.
+CANVAS_IDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+#: Moodle's user fields a grade import can match a row by, as headed in Moodle's own export.
+MOODLE_IDS = {"Username", "ID number", "Email address"}
 
 
 @pytest.fixture(scope="module")
@@ -84,19 +99,43 @@ def _read(path):
         return list(csv.reader(handle))
 
 
-def test_canvas_csv_has_the_columns_canvas_documents(course):
-    path = export.write(course, "decomp", "canvas",
-                        columns={CHAIN: "Chain reliability (4711)"})  # fmt: skip
+def _points(cells) -> float:
+    return sum(float(cell) for cell in cells if cell)
+
+
+def test_canvas_csv_by_default_has_the_documented_columns_and_counts_each_point_once(course):
+    path = export.write(course, "decomp", "canvas")
     assert path == course / "exports" / "decomp-canvas.csv"
     header, points, *rows = _read(path)
-    assert header == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                      "Chain reliability (4711)", HORIZON, "decomp total"]  # fmt: skip
-    assert points == ["Points Possible", "", "", "", "", "2", "1", "3"]
+    assert header[:5] == CANVAS_IDS
+    assert header[5:] == ["decomp total"]  # one assignment column: the total, alone
+    assert points == ["Points Possible", "", "", "", "", "3"]
     by_login = {row[3]: row for row in rows}
     assert sorted(by_login) == ["s01", "s02", "s_03"]  # s04 submitted nothing
     assert by_login["s01"][:2] == ["Lovelace, Ada", ""]
-    assert by_login["s02"][5:] == ["2", "0", "2"]  # the manual grade counts
-    assert by_login["s_03"][1] == "9003" and by_login["s_03"][5:] == ["0", "0.5", "0.5"]
+    assert by_login["s_03"][1] == "9003"
+    # what Canvas adds up from the file: every student's points once, out of 3 points once
+    assert {who: _points(row[5:]) for who, row in by_login.items()} == TOTALS
+    assert _points(points[5:]) == 3
+
+
+def test_canvas_csv_with_the_notebooks_instead_of_the_total(course):
+    header, points, *rows = _read(export.write(
+        course, "decomp", "canvas", columns="notebooks",
+        headers={CHAIN: "Chain reliability (4711)"}))  # fmt: skip
+    assert header == [*CANVAS_IDS, "Chain reliability (4711)", HORIZON]  # no total
+    assert points == ["Points Possible", "", "", "", "", "2", "1"]
+    by_login = {row[3]: row for row in rows}
+    assert by_login["s02"][5:] == ["2", "0"]  # the manual grade counts
+    assert by_login["s_03"][5:] == ["0", "0.5"]  # the late penalty too
+    assert {who: _points(row[5:]) for who, row in by_login.items()} == TOTALS
+
+
+def test_canvas_total_can_update_an_existing_assignment(course):
+    # Canvas updates the assignment a header "Name (assignment id)" names
+    header, *_ = _read(export.write(course, "decomp", "canvas",
+                                    headers={"decomp": "Decomposition (4711)"}))  # fmt: skip
+    assert header == [*CANVAS_IDS, "Decomposition (4711)"]
 
 
 def test_canvas_ids_from_a_canvas_gradebook_export(course, tmp_path_factory):
@@ -115,15 +154,57 @@ def test_canvas_ids_from_a_canvas_gradebook_export(course, tmp_path_factory):
     assert found["s_03"] == ["s_03", "9003", "", "s_03", ""]  # not on the roster
 
 
-def test_moodle_csv_has_an_identifier_column_and_a_column_per_grade_item(course, tmp_path):
+def _moodle_roster(tmp_path, text: str):
     roster = tmp_path / "roster.csv"
-    roster.write_text("id,first_name,last_name,email\ns02,Charles,Babbage,cb@uni.example\n")
+    roster.write_text(text, encoding="utf-8")
+    return roster
+
+
+def test_moodle_csv_has_one_user_field_column_and_the_grade_item(course, tmp_path):
+    text = "id,Username,first_name,last_name\ns01,alovelace,,\ns02,cbabbage,Charles,Babbage\n"
+    roster = _moodle_roster(tmp_path, text + "s_03,cdoe,,\n")
     header, *rows = _read(export.write(course, "decomp", "moodle", roster=roster))
-    assert header == ["Username", "ID number", "Email address", "First name", "Last name",
-                      CHAIN, HORIZON, "decomp total"]  # fmt: skip
+    assert header == ["Username", "First name", "Last name", "decomp total"]
+    assert header[0] in MOODLE_IDS and all(row[0] for row in rows)  # every row is matched
     found = {row[0]: row for row in rows}
-    assert found["s02"] == ["s02", "", "cb@uni.example", "Charles", "Babbage", "2", "0", "2"]
-    assert found["s01"][3:5] == ["Ada", "Lovelace"]
+    assert found["cbabbage"] == ["cbabbage", "Charles", "Babbage", "2"]
+    assert found["alovelace"][1:] == ["Ada", "Lovelace", "3"]  # names from the gradebook
+    assert {who: _points(row[3:]) for who, row in found.items()} == {
+        "alovelace": 3, "cbabbage": 2, "cdoe": 0.5}  # fmt: skip
+
+
+def test_moodle_names_every_unmatched_student_and_writes_only_the_matched(course, tmp_path):
+    roster = _moodle_roster(tmp_path, "id,first_name,last_name,email\n"
+                            "s02,Charles,Babbage,cb@uni.example\n")  # fmt: skip
+    with pytest.raises(lmscsv.UnmatchedError, match=r"\['s01', 's_03'\]") as raised:
+        export.write(course, "decomp", "moodle", roster=roster)
+    error = raised.value
+    assert error.students == ["s01", "s_03"] and error.field == "email"
+    assert error.path == course / "exports" / "decomp-moodle.csv"
+    assert "Email address" in str(error) and "roster" in str(error)
+    header, *rows = _read(error.path)
+    assert header == ["Email address", "First name", "Last name", "decomp total"]
+    assert rows == [["cb@uni.example", "Charles", "Babbage", "2"]]  # no kit id in its place
+
+
+def test_moodle_without_a_roster_writes_nothing_and_says_what_to_pass(course):
+    with pytest.raises(lmscsv.UnmatchedError, match="--roster") as raised:
+        export.write(course, "decomp", "moodle")
+    assert raised.value.students == ["s01", "s02", "s_03"] and raised.value.path is None
+    assert not (course / "exports" / "decomp-moodle.csv").exists()
+
+
+def test_moodle_user_field_can_be_chosen(course, tmp_path):
+    text = "id,username,email\ns01,alovelace,\ns02,cbabbage,cb@uni.example\ns_03,cdoe,\n"
+    roster = _moodle_roster(tmp_path, text)
+    header, *_ = _read(export.write(course, "decomp", "moodle", roster=roster))
+    assert header[0] == "Username"  # the field the roster gives for the most students
+    with pytest.raises(lmscsv.UnmatchedError) as raised:
+        export.write(course, "decomp", "moodle", roster=roster, match="email")
+    assert raised.value.students == ["s01", "s_03"]
+    header, *rows = _read(export.write(course, "decomp", "moodle", roster=roster,
+                                       columns="notebooks"))  # fmt: skip
+    assert header == ["Username", "First name", "Last name", CHAIN, HORIZON]
 
 
 def test_plain_csv_has_the_submission_time_and_a_column_per_notebook(course):
@@ -157,22 +238,84 @@ def test_records_alone_are_enough(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, message",
     [({"fmt": "blackboard"}, "fmt must be one of"),
-     ({"columns": {"07-unknown": "X"}}, "--column names notebooks"),
-     ({"roster": "roster.csv"}, "no column of roster")],
+     ({"columns": "both"}, "columns must be one of"),
+     ({"fmt": "moodle", "match": "userid"}, "match must be one of"),
+     ({"fmt": "canvas", "match": "email"}, "match is for Moodle"),
+     ({"columns": "notebooks", "headers": {"07-unknown": "X"}}, "names notebooks"),
+     ({"fmt": "canvas", "headers": {CHAIN: "X"}}, "--columns total writes one column"),
+     ({"columns": "notebooks", "headers": {"decomp": "X"}}, "no total column"),
+     ({"roster": "roster.csv"}, "no column of roster"),
+     ({"roster": "absent.csv"}, "roster .* not found"),
+     ({"assignment": "decomp2"}, r"no assignment 'decomp2' .* \['decomp'\]")],
 )  # fmt: skip
 def test_bad_requests_say_what_is_wrong(course, kwargs, message):
     (course / "roster.csv").write_text("login,name\nzz1,Zed\n")
     if "roster" in kwargs:
         kwargs["roster"] = course / kwargs["roster"]
     with pytest.raises(ValueError, match=message):
-        export.write(course, "decomp", **kwargs)
+        export.write(course, kwargs.pop("assignment", "decomp"), **kwargs)
+
+
+def test_an_assignment_nobody_handed_in_is_refused(course):
+    with sqlite3.connect(course / "gradebook.db") as db:
+        db.execute("DELETE FROM submitted_assignment")
+    shutil.rmtree(course / "records")
+    with pytest.raises(ValueError, match="nothing to export: no student of 'decomp'"):
+        export.write(course, "decomp", "canvas")
 
 
 def test_the_command(course, tmp_path, capsys):
-    assert course_main(["export", "--root", str(course), "--to", "moodle"]) == 0
-    assert "decomp-moodle.csv" in capsys.readouterr().out
+    (tmp_path / "roster.csv").write_text("id,email\ns01,al@uni.example\ns02,cb@uni.example\n")
+    argv = ["export", "--root", str(course), "--to", "moodle"]
+    assert course_main([*argv, "--roster", str(tmp_path / "roster.csv")]) == 1
+    out, err = capsys.readouterr()
+    assert "decomp-moodle.csv" in out and "'useremail'" in out  # written, and how to map it
+    assert err.count("\n") == 1 and "['s_03']" in err  # one line naming the unmatched
+    assert course_main(["export", "--root", str(course), "--to", "canvas"]) == 0
+    assert "decomp-canvas.csv" in capsys.readouterr().out
     assert course_main(["export", "--root", str(tmp_path / "empty"), "--to", "csv"]) == 1
-    assert "no gradebook with assignment 'decomp'" in capsys.readouterr().err
+    assert "no gradebook.db and no records/decomp/" in capsys.readouterr().err
+
+
+def test_help_says_why_the_total_is_the_default(capsys):
+    with pytest.raises(SystemExit):
+        export.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "default total" in text and "twice" in text
+
+
+_FAST = """
+import json, sys, time
+from decompkit.course import export
+found = []
+for argv in json.loads(sys.argv[1]):
+    start = time.perf_counter()
+    try:
+        code = export.main(argv)
+    except SystemExit as done:
+        code = done.code
+    found.append([code, time.perf_counter() - start])
+print(json.dumps({"runs": found, "nbgrader": "nbgrader" in sys.modules}))
+"""
+
+
+def test_argument_mistakes_fail_in_one_line_before_nbgrader_is_imported(course, tmp_path):
+    root = ["--root", str(course)]
+    mistakes = [
+        ["nosuch", *root, "--to", "csv"],  # an assignment the course does not have
+        [*root, "--to", "moodle", "--roster", str(tmp_path / "absent.csv")],
+        [*root, "--to", "blackboard"],
+        [*root, "--to", "canvas", "--columns", "both"],
+    ]
+    done = subprocess.run([sys.executable, "-c", _FAST, json.dumps(mistakes)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    found = json.loads(done.stdout)
+    assert not found["nbgrader"]  # refused before the gradebook's machinery is loaded
+    assert [code for code, _ in found["runs"]] == [1, 1, 2, 2]
+    assert all(seconds < 2 for _, seconds in found["runs"])
+    lines = done.stderr.splitlines()
+    assert len(lines) == len(mistakes) and "Traceback" not in done.stderr
+    assert "'nosuch'" in lines[0] and "absent.csv" in lines[1] and "blackboard" in lines[2]
 
 
 @pytest.mark.parametrize("command", ["feedback", "export", "report"])

@@ -3,10 +3,11 @@ a plain CSV with one column per notebook and the submission time.
 
 ``python -m decompkit.course export --to canvas|moodle|csv [--roster FILE]`` writes
 ``exports/<assignment>-<format>.csv``. Scores are the gradebook's (``gradebook.db``: automatic
-scores, manual grades entered in formgrader, minus any late penalty), one column per notebook
-plus the total; the submission time is the grading record's ``submitted_at`` (the LMS's time
-of an LMS download, else nbgrader's ``timestamp.txt``), else the gradebook's. Without a
-gradebook the grading records alone are read (:func:`decompkit.course.engine.record.load`).
+scores, manual grades entered in formgrader, minus any late penalty); the submission time is
+the grading record's ``submitted_at`` (the LMS's time of an LMS download, else nbgrader's
+``timestamp.txt``), else the gradebook's. Without a gradebook the grading records alone are
+read (:func:`decompkit.course.engine.record.load`). A mistyped assignment, format or option,
+or a missing roster, is refused in one line before nbgrader is imported.
 
 Who is who: the kit knows each student by the gradebook id (the submission's folder name).
 An LMS matches rows by its own ids, which only the instructor has: pass them as a roster, a
@@ -23,25 +24,14 @@ Names and the LMS id also come from the gradebook (``nbgrader db student import`
 Canvas's user id from the names of the files Canvas's download gave the collector (the
 record's ``source_names``, see :func:`canvas_user_id`).
 
-Formats, as their documentation describes them:
-
-Canvas (Instructure, "How do I import grades in the Gradebook?", Canvas Instructor Guide):
-the columns ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one
-column per assignment; Canvas matches a row to a student by ``ID``, ``SIS User ID`` or
-``SIS Login ID``; an assignment column headed ``Name (assignment id)`` updates that existing
-assignment, any other header creates a new one, and the ``Points Possible`` row under the
-header (as in Canvas's own export) gives the new assignment its points. Without a roster the
-kit's id is written as ``SIS Login ID``. ``--column NOTEBOOK=HEADER`` names the column of a
-notebook (``--column "01-chain-reliability=Chain reliability (4711)"``); the total's column
-is ``<assignment> total``: import either it or the notebooks, not both, or Canvas counts the
-work twice (the import preview lets you ignore a column).
-
-Moodle (MoodleDocs, "Grade import", CSV import): a header row, one row per student; on import
-the teacher maps one identifying column to a user field ("Map from" a column "to" ``userid``,
-``username``, ``useridnumber`` or ``useremail``) and each grade column to a grade item (or a
-new one). The kit writes ``Username`` (the kit's id, or the roster's), ``ID number`` and
-``Email address`` when known, ``First name``, ``Last name``, then the notebooks and the total;
-map ``Username`` to ``username`` (or the column your roster fills to its field).
+The columns of each format, and the LMS pages they follow, are in :mod:`.lmscsv`. A file for
+Canvas or Moodle holds the assignment's total, or with ``--columns notebooks`` one column per
+notebook, never both (an LMS adds up what it imports); the plain CSV holds both.
+``--column NAME=HEADER`` heads the column of a notebook or, under the assignment's name, the
+total (``--column "decomp=Decomposition (4711)"`` updates that existing Canvas assignment).
+Moodle stops a whole import at a row it cannot match, so a student with no Moodle username,
+ID number or email address (the one field the file matches by, ``--match``) is left out and
+named: the others are written and the command exits 1.
 
 A text cell that a spreadsheet would run as a formula (an id or a name beginning with ``=``,
 ``+``, ``-``, ``@``, a tab or a line break) is written with a ``'`` in front
@@ -53,6 +43,7 @@ from __future__ import annotations
 import argparse
 import csv
 import re
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -60,6 +51,7 @@ from pathlib import Path
 
 from .csvsafe import cell
 from .engine.record import load
+from .lmscsv import COLUMNS, MOODLE_FIELDS, UnmatchedError, grade_columns, moodle_field, table
 
 __all__ = [
     "FORMATS",
@@ -144,6 +136,7 @@ def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], lis
         When neither a gradebook with the assignment nor any record of it exists.
     """
     root = Path(root)
+    _check_assignment(root, assignment)
     records = load(root, assignment)
     database = root / "gradebook.db"
     if database.is_file():
@@ -174,6 +167,28 @@ def read_grades(root, assignment: str) -> tuple[list[str], dict[str, float], lis
             row.scores[notebook] = entry.score
         rows.append(row)
     return notebooks, maxima, rows
+
+
+def _check_assignment(root: Path, assignment: str) -> None:
+    # Read with sqlite alone, so that a mistyped name fails before nbgrader is imported.
+    database, records = root / "gradebook.db", root / "records"
+    known = set()
+    if database.is_file():
+        try:
+            with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True) as db:
+                known = {name for (name,) in db.execute("SELECT name FROM assignment")}
+        except sqlite3.DatabaseError as error:
+            raise ValueError(f"{database} is not an nbgrader gradebook ({error})") from None
+    if records.is_dir():
+        known |= {p.name for p in records.iterdir() if p.is_dir() and any(p.glob("*.json"))}
+    if assignment in known:
+        return
+    if not known and not database.is_file():
+        raise ValueError(
+            f"no gradebook.db and no records/{assignment}/ in {root}: grade first "
+            f"(python3 kit.py grade), or pass --root COURSE_FOLDER"
+        )
+    raise ValueError(f"no assignment {assignment!r} in {root}; it has {sorted(known)}")
 
 
 def _from_gradebook(database: Path, assignment: str):
@@ -257,69 +272,41 @@ def read_roster(path, students) -> dict[str, dict]:
     return people
 
 
-def _score(value) -> str:
-    return "" if value is None else f"{value:g}"
-
-
-def _layout(fmt, assignment, notebooks, maxima, rows, columns):
-    heads = [columns.get(nb, nb) for nb in notebooks] + [f"{assignment} total"]
-    total_max = sum(maxima.get(nb, 0.0) for nb in notebooks)
-
-    def values(row):
-        scores = [row.scores.get(nb) for nb in notebooks]
-        known = [s for s in scores if s is not None]
-        return [_score(s) for s in scores] + [_score(sum(known) if known else None)]
-
-    if fmt == "canvas":
-        header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *heads]
-        points = ["Points Possible", "", "", "", ""]
-        points += [_score(maxima.get(nb, 0.0)) for nb in notebooks] + [_score(total_max)]
-        body = [points]
-        for row in rows:
-            p = row.people
-            name = ", ".join(x for x in (p.get("last_name"), p.get("first_name")) if x)
-            body.append(
-                [
-                    name or row.student,
-                    p.get("canvas_id", ""),
-                    p.get("sis_user_id", ""),
-                    p.get("sis_login_id", row.student if "sis_user_id" not in p else ""),
-                    p.get("section", ""),
-                    *values(row),
-                ]
+def _check_request(fmt, assignment, columns, headers, match, roster):
+    """Every mistake visible without the grades, before anything is read."""
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {list(FORMATS)}, got {fmt!r}")
+    if columns is not None and columns not in COLUMNS:
+        raise ValueError(f"columns must be one of {list(COLUMNS)}, got {columns!r}")
+    if match is not None and match not in MOODLE_FIELDS:
+        raise ValueError(f"match must be one of {list(MOODLE_FIELDS)}, got {match!r}")
+    if match is not None and fmt != "moodle":
+        raise ValueError(f"match is for Moodle's user field, not {fmt!r}")
+    if columns == "total" or (columns is None and fmt != "csv"):
+        named = sorted(set(headers) - {assignment})
+        if named:
+            raise ValueError(
+                f"--column names {named}, but --columns total writes one column, the total: "
+                f"head it with --column {assignment}=HEADER, or pass --columns notebooks"
             )
-        return header, body
-    if fmt == "moodle":
-        header = ["Username", "ID number", "Email address", "First name", "Last name", *heads]
-        body = [
-            [
-                row.people.get("username", row.student),
-                row.people.get("id_number", ""),
-                row.people.get("email", ""),
-                row.people.get("first_name", ""),
-                row.people.get("last_name", ""),
-                *values(row),
-            ]
-            for row in rows
-        ]
-        return header, body
-    header = ["student", "first_name", "last_name", "submitted_at", *heads, "max_total"]
-    body = [
-        [
-            row.student,
-            row.people.get("first_name", ""),
-            row.people.get("last_name", ""),
-            row.submitted_at,
-            *values(row),
-            _score(total_max),
-        ]
-        for row in rows
-    ]
-    return header, body
+    if columns == "notebooks" and assignment in headers:
+        raise ValueError(
+            f"--column names {assignment!r}, but --columns notebooks has no total column"
+        )
+    if roster is not None and not Path(roster).is_file():
+        raise ValueError(f"roster {str(roster)!r} not found")
 
 
 def write(
-    root, assignment: str = "decomp", fmt: str = "csv", *, roster=None, columns=None, output=None
+    root,
+    assignment: str = "decomp",
+    fmt: str = "csv",
+    *,
+    roster=None,
+    columns=None,
+    headers=None,
+    match=None,
+    output=None,
 ) -> Path:
     """Write the grades of ``assignment`` in ``fmt`` (``canvas``, ``moodle`` or ``csv``).
 
@@ -336,8 +323,15 @@ def write(
         One of :data:`FORMATS`.
     roster : path, optional
         A roster CSV (see the module's docstring) that gives names and LMS ids.
-    columns : dict, optional
-        ``{notebook: column header}``, e.g. an existing Canvas assignment ``"Name (4711)"``.
+    columns : {"total", "notebooks"}, optional
+        The grade columns: the assignment's total (the default for Canvas and Moodle) or one
+        per notebook, never both, as an LMS adds up what it imports; ``csv`` writes both
+        unless told.
+    headers : dict, optional
+        ``{notebook or assignment: column header}``, e.g. an existing Canvas assignment
+        ``"Name (4711)"``; the assignment's name heads the total.
+    match : {"username", "idnumber", "email"}, optional
+        Moodle only: the user field to match by (default: the one known for most students).
     output : path, optional
         Where to write (default ``exports/<assignment>-<fmt>.csv`` in the course folder).
 
@@ -348,53 +342,92 @@ def write(
 
     Raises
     ------
+    UnmatchedError
+        Moodle: for students with no value of the user field, after writing the others (its
+        ``path`` is None when nobody could be written).
     ValueError
-        For an unknown format, an unusable roster, or nothing graded.
+        For an unknown format, assignment or column, a missing or unusable roster, or nothing
+        graded; these are found before nbgrader is imported or anything is written.
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {list(FORMATS)}, got {fmt!r}")
+    headers = dict(headers or {})
+    _check_request(fmt, assignment, columns, headers, match, roster)
     root = Path(root)
     notebooks, maxima, rows = read_grades(root, assignment)
-    unknown = sorted(set(columns or {}) - set(notebooks))
+    if not rows:
+        raise ValueError(f"nothing to export: no student of {assignment!r} has a submission")
+    unknown = sorted(set(headers) - set(notebooks) - {assignment})
     if unknown:
         raise ValueError(f"--column names notebooks {unknown}, not among {notebooks}")
     if roster is not None:
         people = read_roster(roster, [r.student for r in rows])
         for row in rows:
             row.people = {**row.people, **people.get(row.student, {})}
-    header, body = _layout(fmt, assignment, notebooks, maxima, rows, dict(columns or {}))
+    parts = (columns,) if columns else ("total",) if fmt != "csv" else COLUMNS
+    grades = grade_columns(assignment, notebooks, maxima, headers, parts)
+    unmatched, key = [], None
+    if fmt == "moodle":
+        key = moodle_field(rows, match)
+        unmatched = [r.student for r in rows if not key or not r.people.get(MOODLE_FIELDS[key][2])]
+        if len(unmatched) == len(rows):
+            raise UnmatchedError(unmatched, key, None, roster=roster)
+        rows = [r for r in rows if r.student not in unmatched]
+    top = sum(maxima.get(nb, 0.0) for nb in notebooks)
+    header, body = table(fmt, rows, grades, field=key, total_max=top)
     target = Path(output) if output else root / "exports" / f"{assignment}-{fmt}.csv"
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         out.writerows([cell(value) for value in row] for row in [header, *body])
+    if unmatched:
+        raise UnmatchedError(unmatched, key, target, roster=roster)
     return target
 
 
 def _column(text: str) -> tuple[str, str]:
     notebook, sep, header = text.partition("=")
     if not sep or not notebook.strip() or not header.strip():
-        raise argparse.ArgumentTypeError(f"expected NOTEBOOK=HEADER, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected NAME=HEADER, got {text!r}")
     return notebook.strip(), header.strip()
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block above it
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: write the grades in an LMS's import format; print the file's path."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m decompkit.course export",
         description="Write exports/<assignment>-<format>.csv for Canvas, Moodle or a "
-        "spreadsheet (see the module's docstring for the columns).",
+        "spreadsheet (see decompkit.course.export's docstring for the columns and the LMS "
+        "pages they follow).",
     )
     parser.add_argument("assignment", nargs="?", default="decomp")
     parser.add_argument("--to", dest="fmt", choices=FORMATS, default="csv")
-    parser.add_argument("--roster", type=Path, help="CSV with names and LMS ids")
+    parser.add_argument("--roster", type=Path, help="CSV with the kit's ids, names and LMS ids")
+    parser.add_argument(
+        "--columns",
+        choices=COLUMNS,
+        help="the grade columns, never both: an LMS adds up every column it imports, so a "
+        "file with the notebooks and their total counts the work twice. Canvas and Moodle: "
+        "default total, one column for the one LMS assignment the students handed the work "
+        "in to; notebooks for an LMS assignment per notebook. csv: both unless told",
+    )
     parser.add_argument(
         "--column",
         type=_column,
         action="append",
         default=[],
-        metavar="NOTEBOOK=HEADER",
-        help="header of a notebook's column",
+        metavar="NAME=HEADER",
+        help="header of a notebook's column, or of the total under the assignment's name; "
+        "Canvas updates an assignment headed 'Name (assignment id)'",
+    )
+    parser.add_argument(
+        "--match",
+        choices=list(MOODLE_FIELDS),
+        help="Moodle: the user field to match students by (default: the one the roster "
+        "gives for most students); a student without it is left out and named",
     )
     parser.add_argument("--output", type=Path, help="file to write")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="course folder")
@@ -405,14 +438,31 @@ def main(argv: list[str] | None = None) -> int:
             args.assignment,
             args.fmt,
             roster=args.roster,
-            columns=dict(args.column),
+            columns=args.columns,
+            headers=dict(args.column),
+            match=args.match,
             output=args.output,
         )
+    except UnmatchedError as error:
+        if error.path is not None:
+            print(_wrote(error.path, args.fmt, MOODLE_FIELDS[error.field][0]))
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except (ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(f"wrote {path} ({args.fmt}, generated {datetime.now():%Y-%m-%d %H:%M})")
+    with open(path, newline="", encoding="utf-8") as handle:
+        print(_wrote(path, args.fmt, next(csv.reader(handle))[0]))
     return 0
+
+
+def _wrote(path, fmt, first) -> str:
+    """What was written and, for Moodle, which column to map to which user field."""
+    line = f"wrote {path} ({fmt}, generated {datetime.now():%Y-%m-%d %H:%M})"
+    mapped = {header: to for header, to, _ in MOODLE_FIELDS.values()}
+    if fmt == "moodle" and first in mapped:
+        line += f"; in Moodle's CSV import map {first!r} to {mapped[first]!r}"
+    return line
 
 
 def fill_names(root, roster=None, *, overwrite: bool = False) -> int:
