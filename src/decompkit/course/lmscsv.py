@@ -78,7 +78,7 @@ class UnmatchedError(ValueError):
             )
         else:
             header = MOODLE_FIELDS[field][0]
-            written = f"left out of {path}" if path is not None else "nothing written"
+            written = f"left out of {path}" if path is not None else "left out, nothing written"
             message = (
                 f"{len(self.students)} student(s) {written}, as the kit has no Moodle "
                 f"{header!r} for them and Moodle stops the whole import at a row it cannot "
