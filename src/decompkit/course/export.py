@@ -403,8 +403,10 @@ def main(argv: list[str] | None = None) -> int:
         "spreadsheet (see decompkit.course.export's docstring for the columns and the LMS "
         "pages they follow).",
     )
-    parser.add_argument("assignment", nargs="?", default="decomp")
-    parser.add_argument("--to", dest="fmt", choices=FORMATS, default="csv")
+    parser.add_argument("assignment", nargs="?", default="decomp", help="default decomp")
+    parser.add_argument(
+        "--to", dest="fmt", choices=FORMATS, default="csv", help="default csv, a spreadsheet"
+    )
     parser.add_argument("--roster", type=Path, help="CSV with the kit's ids, names and LMS ids")
     parser.add_argument(
         "--columns",
