@@ -6,10 +6,12 @@ variants in test_grading.py (every bank folder is its own student id).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import numbers
 
+import numpy as np
 import pytest
 
 from decompkit.course import key as answer_key
@@ -130,6 +132,55 @@ def test_every_variant_keeps_the_stories_the_notebooks_tell(keys):
     for key in keys["trace"]:
         assert key["cancelled_stop"] and key["blocked_early"]
     assert {key["other_check_helps"] for key in keys["chain"]} == {True, False}
+
+
+def _drawn_whole_numbers(notebook) -> dict:
+    """{field: (lowest, highest, step)} of the whole-number fields the notebook's draw varies,
+    from 200 draws; a simulation's seed is left out (no answer is read from it)."""
+    rng = np.random.default_rng(0)
+    draws = [EXERCISES[notebook].draw(rng) for _ in range(200)]
+    found = {}
+    for field in dataclasses.fields(draws[0]):
+        values = {getattr(d, field.name) for d in draws}
+        if field.name == "seed" or len(values) < 2 or any(type(v) is not int for v in values):
+            continue
+        low = min(values)
+        found[field.name] = (low, max(values), math.gcd(*(v - low for v in values)))
+    return found
+
+
+def _moves_an_answer(notebook, P, field, step) -> bool:
+    """Whether reading ``field`` one step lower or higher changes a graded answer (a value
+    the notebook refuses, such as a cap of 0, is no reading)."""
+    exercise = EXERCISES[notebook]
+    key = exercise.key(P)
+    for value in (getattr(P, field) - step, getattr(P, field) + step):
+        try:
+            other = exercise.key(dataclasses.replace(P, **{field: value}))
+        except ValueError:
+            continue
+        for item in exercise.items:
+            a, b = other[item.key], key[item.key]
+            if not (_same(notebook, item.key, a, b) if _numeric(b) else a == b):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("notebook", sorted(EXERCISES))
+def test_every_drawn_number_moves_a_graded_answer(notebook):
+    """A student who misreads a drawn whole number by one step (a worker, a round, a cap)
+    must get some graded answer wrong, or the number teaches nothing and grades nothing.
+    The workers of the DAG notebook are drawn too."""
+    fields = _drawn_whole_numbers(notebook)
+    if notebook == "dag":
+        assert "workers" in fields, fields
+    unread = {}
+    for who in IDS[:60]:
+        P = params(notebook, who)
+        for field, (_, _, step) in fields.items():
+            if not _moves_an_answer(notebook, P, field, step):
+                unread.setdefault(field, []).append(who)
+    assert not unread, {field: len(ids) for field, ids in unread.items()}
 
 
 def _same(notebook, item, a, b) -> bool:

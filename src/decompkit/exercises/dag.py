@@ -18,7 +18,14 @@ from ..examples import speedup
 from .checks import ON_TRACK, Mistake, judge_number, judge_order, judge_set
 from .contract import Diagnosis, Exercise, Item
 from .page import NumbersDisplay, report
-from .support import DURATION_RANGES, cached_key, draw_durations, mistake_clashes, worked_example
+from .support import (
+    DURATION_RANGES,
+    cached_key,
+    draw_durations,
+    misread_shows,
+    mistake_clashes,
+    worked_example,
+)
 
 __all__ = [
     "DagParams",
@@ -77,6 +84,7 @@ def draw(rng) -> DagParams:
         durations_a=draw_durations(rng, DURATION_RANGES["coding_task"]),
         durations_b=draw_durations(rng, DURATION_RANGES["migration"]),
         coordination=int(rng.integers(4, 19)),
+        workers=int(rng.integers(2, 5)),
     )
 
 
@@ -156,6 +164,8 @@ def degenerate(P: DagParams) -> list[str]:
         found.append("the coordinated run of example B is not faster than the list")
     if not expected["locked"] < serial < expected["locked_coordinated"]:
         found.append("the lock must leave a small gain that the coordination tax turns into a loss")
+    if not misread_shows(key, P, "workers"):
+        found.append("one worker more or fewer changes no answer: the workers teach nothing")
     return found
 
 

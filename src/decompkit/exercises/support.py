@@ -21,7 +21,7 @@ import numpy as np
 from .. import examples
 from ..validate import whole
 
-__all__ = ["cached_key", "mistake_clashes", "known_item", "text_table"]
+__all__ = ["cached_key", "mistake_clashes", "known_item", "misread_shows", "text_table"]
 
 
 def cached_key(key: Callable) -> Callable:
@@ -69,6 +69,31 @@ def mistake_clashes(
             if abs(float(wrong) - value) <= margin * rtol * abs(value) + 1e-12:
                 found.append(f"{item}: the mistake {hint!r} gives the answer itself ({value!r})")
     return found
+
+
+def misread_shows(key: Callable, P, field: str, step: int = 1) -> bool:
+    """Whether reading the whole number ``field`` of ``P`` one ``step`` lower or higher
+    changes some answer of ``key`` (a value the key refuses, such as 0 workers, is skipped).
+
+    A drawn number no answer depends on grades nothing: a student who misreads it cannot be
+    told. Answers are compared as they are (the notebooks that call this have whole numbers,
+    orders and sets).
+
+    Examples
+    --------
+    >>> from decompkit.exercises.dag import DagParams, key
+    >>> misread_shows(key, DagParams(), "workers"), misread_shows(key, DagParams(), "coordination")
+    (True, True)
+    """
+    want = key(P)
+    for value in (getattr(P, field) - step, getattr(P, field) + step):
+        try:
+            other = key(dataclasses.replace(P, **{field: value}))
+        except ValueError:
+            continue
+        if other != want:
+            return True
+    return False
 
 
 def known_item(expected: Mapping, item: str) -> Mapping:

@@ -21,6 +21,7 @@ from .support import (
     cached_key,
     draw_durations,
     known_item,
+    misread_shows,
     mistake_clashes,
     worked_example,
 )
@@ -411,6 +412,8 @@ def degenerate(P: TraceParams) -> list[str]:
             found.append(f"the early failure leaves {item} empty: nothing to observe")
     if expected["repairs_made"] != P.kappa_plan:
         found.append("the red runs do not exhaust the repair cap")
+    if not misread_shows(key, P, "workers"):
+        found.append("one worker more or fewer changes no answer: the workers teach nothing")
     return found
 
 
