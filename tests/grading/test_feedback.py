@@ -68,8 +68,8 @@ def _read(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def page(graded):
-    written = feedback.generate(graded, "decomp")
-    assert graded / PAGE in written
+    run = feedback.generate(graded, "decomp")
+    assert graded / PAGE in run.written
     return _read(graded / PAGE)
 
 
@@ -114,9 +114,18 @@ def _set_manual(root: Path, score: float) -> None:
         gb.db.commit()
 
 
+def test_a_manual_grade_counts_as_a_change(graded, page):
+    again = feedback.generate(graded, "decomp")
+    assert again.written == () and graded / PAGE in again.current
+    _set_manual(graded, 0.0)  # formgrader's manual score: the same points, still a change
+    pages = sorted((graded / "feedback" / STUDENT / "decomp").glob("*.html"))
+    assert sorted(feedback.generate(graded, "decomp").written) == pages
+    assert feedback.generate(graded, "decomp").written == ()
+
+
 def test_a_manual_grade_shows_without_a_flag_on_both_command_paths(graded, page):
     _set_manual(graded, 1.0)
-    feedback.generate(graded, "decomp")
+    assert graded / PAGE in feedback.generate(graded, "decomp").written
     kit_page = _read(graded / PAGE)
     assert "B1 p_prime: 1 / 1 — not right (score set by your grader)" in kit_page
     assert "Score: 4 / 14" in kit_page

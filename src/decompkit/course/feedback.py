@@ -5,57 +5,67 @@ module is what the course's ``nbgrader_config.py`` plugs into that step, so
 ``nbgrader generate_feedback decomp`` and ``python -m decompkit.course feedback`` write the
 same page to ``feedback/<student>/<assignment>/<notebook>.html``:
 
-- :class:`FeedbackView` (a preprocessor, after nbgrader's ``GetGrades``) reads the grading
-  record (:func:`decompkit.course.engine.record.load`) and puts one verdict per graded item
-  its test cell was: the item's name (``B1 p_prime``), the student's answer, the score and
-  the hint as plain text. The test cell itself is not shown, so neither its hidden tests nor
-  the traceback of a failed check reach the page; any other error shows as one line, and
-  absolute paths of the grading machine are cut down to their last part.
+- :class:`FeedbackView` (:mod:`decompkit.course.feedback_view`, a preprocessor after
+  nbgrader's ``GetGrades``) puts one verdict per graded item where its test cell was: the
+  item's name, the student's answer, the score and the hint, with no hidden test, no
+  traceback and no path of the grading machine.
 - :class:`FeedbackExporter` renders with the template in ``templates/decompkit_feedback``
   (JupyterLab's look in a small stylesheet of its own, a table of contents of the items, a
   notice when the notebook timed out or its kernel died). A page holds no script at all: its
   Content-Security-Policy (:data:`CONTENT_SECURITY_POLICY`) forbids every script, and the
   maths is typeset as MathML when the page is built (:mod:`decompkit.course.mathml`), which
   browsers render natively. A page works offline, attached to an LMS, or forwarded as one
-  file (tens of kB), and loads nothing from the network.
+  file (tens of kB), and loads nothing from the network. The notebook is sanitised first
+  (:func:`decompkit.course.sanitize.sanitize_notebook`), and the policy stops anything that
+  would slip through.
 
-The notebook rendered is sanitised first (:func:`decompkit.course.sanitize.sanitize_notebook`,
-as the grader stores it; again here for notebooks graded before, or read from ``submitted/``
-when grading failed), so nothing a student wrote can run where the page is opened, and the
-policy stops anything that would slip through.
-
-Feedback is always regenerated (``GenerateFeedback.force``): after a regrade or a manual
-grade in formgrader the old page is replaced, never silently kept. A notebook nbgrader could
-not grade at all (its kernel died, the file is unreadable, nothing was submitted) still gets
-a page, from the record, that says so.
+:func:`generate` (the ``feedback`` command) writes a class's pages: only those of students
+whose grades changed since their pages were written (a regrade, a manual grade in
+formgrader, a new kit: :mod:`decompkit.course.feedback_plan` keeps a fingerprint beside the
+pages), or all of them with ``force`` (``--all``). Whole students go to ``workers``
+processes, each with one nbgrader converter and one exporter of its own (nbgrader's
+converters keep per-run state on the application and are not thread-safe), and a progress
+line counts the students. A notebook nbgrader could not grade at all (its kernel died, the
+file is unreadable, nothing was submitted) still gets a page, from the record, that says so.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
-import re
+import multiprocessing
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
-from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool
 from traitlets.config import Config
 
-from .engine.record import NotebookRecord, Record, load
+from .feedback_plan import (
+    check_request,
+    clear_stamp,
+    due,
+    fingerprints,
+    parse_command,
+    refuse,
+    write_stamp,
+)
+from .feedback_view import FeedbackView
 from .mathml import tex_to_mathml
-from .sanitize import sanitize_notebook
+from .progress import Progress
+from .settings import GradingError
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "FEEDBACK_CONFIG",
     "FeedbackExporter",
+    "FeedbackRun",
     "FeedbackView",
+    "PageWriter",
     "generate",
-    "scrub_paths",
     "main",
 ]
 
@@ -80,262 +90,6 @@ FEEDBACK_CONFIG = {
         "force": True,
     }
 }
-
-#: What an item's status means, as the student reads it.
-VERDICTS = {
-    "ok": "right",
-    "close": "right, but rounded too coarsely",
-    "off": "not right",
-    "unanswered": "not answered",
-    "invalid": "not a valid answer",
-    "timeout": "not graded: the notebook was stopped at the time limit",
-    "error": "not graded: the code raised an error before this could be checked",
-    "not_run": "not graded: the notebook stopped before this cell ran",
-}
-
-#: What happened to a notebook that was not graded normally.
-NOTICES = {
-    "timeout": "A cell of this notebook ran past the time limit and was stopped.",
-    "time_limit": "This notebook ran past the time allowed for a whole notebook and was stopped.",
-    "kernel_died": (
-        "The Python kernel died while running this notebook (the code ended the process or "
-        "ran out of memory); what came after it was not run."
-    ),
-    "failed": "This notebook could not be graded.",
-    "unreadable": "This file could not be read as a notebook.",
-    "missing": "This notebook was not submitted.",
-}
-
-_HIDDEN = re.compile(
-    r"^[^\n]*BEGIN HIDDEN TESTS.*?(?:^[^\n]*END HIDDEN TESTS[^\n]*\n?|\Z)", re.S | re.M
-)
-_PATH = re.compile(r"""(?<![\w.:/~])(?:/[^\s'"`/:<>|]+){2,}/?|\b[A-Za-z]:\\[^\s'"`<>|]+""")
-_LABEL = re.compile(r"\*\*([A-Z]\d+[a-z]?)\b")
-_STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "DeadKernelError"}
-
-
-def scrub_paths(text: str) -> str:
-    """``text`` with every absolute path cut down to its last part.
-
-    Examples
-    --------
-    >>> scrub_paths("No such file: '/tmp/decompkit-grade-x1/submitted/s1/data.csv'")
-    "No such file: 'data.csv'"
-    >>> scrub_paths("p/(1 - d(1-p)) and https://example.org/a/b stay")
-    'p/(1 - d(1-p)) and https://example.org/a/b stay'
-    """
-    return _PATH.sub(lambda m: m.group(0).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1], text)
-
-
-def strip_hidden_tests(source: str) -> str:
-    """``source`` without its ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` regions
-    (an unterminated region is cut to the end).
-
-    Examples
-    --------
-    >>> strip_hidden_tests("check(x)\\n### BEGIN HIDDEN TESTS\\nassert x\\n### END HIDDEN TESTS\\n")
-    'check(x)\\n'
-    """
-    return _HIDDEN.sub("", source)
-
-
-def _meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
-
-
-def _is_test(cell) -> bool:
-    return bool(_meta(cell).get("grade")) and not _meta(cell).get("solution")
-
-
-def _text(value) -> str:
-    return value if isinstance(value, str) else "".join(value or [])
-
-
-def _one_line_error(output, stopped: bool) -> str:
-    name = output.get("ename", "Error")
-    if name in _STOPPED and stopped:
-        return "This cell was stopped at the time limit."
-    value = scrub_paths(str(output.get("evalue", ""))).strip()
-    return f"{name}: {value}" if value else name
-
-
-def _clean_outputs(cell, stopped: bool) -> None:
-    """No traceback, no stderr, no widget views, no absolute paths in what a cell printed."""
-    kept = []
-    for output in cell.get("outputs", []):
-        kind = output.get("output_type")
-        if kind == "error":
-            text = _one_line_error(output, stopped)
-            kept.append({"output_type": "stream", "name": "stdout", "text": text + "\n"})
-        elif kind == "stream":
-            if output.get("name") != "stderr":
-                output["text"] = scrub_paths(_text(output.get("text")))
-                kept.append(output)
-        elif kind in ("display_data", "execute_result"):
-            data = output.get("data", {})
-            data.pop("application/vnd.jupyter.widget-view+json", None)
-            for mime in ("text/plain", "text/html", "text/markdown"):
-                if mime in data:
-                    data[mime] = scrub_paths(_text(data[mime]))
-            if data:
-                kept.append(output)
-    cell["outputs"] = kept
-
-
-def _from_outputs(cell) -> tuple[str, str]:
-    """(status, hint) of a test cell read off its own outputs, when no record says more."""
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            name, value = output.get("ename", ""), str(output.get("evalue", ""))
-            if name == "CheckFailed":
-                return "off", value.split(": ", 1)[-1]
-            if name in _STOPPED:
-                return "timeout", ""
-            return ("off", "") if name in ("AssertionError", "CleanCheckFailed") else ("error", "")
-        if "not answered yet" in _text(output.get("text")):
-            return "unanswered", ""
-    return "off", ""
-
-
-def _fallback_names(nb, notebook: str) -> dict[str, tuple[str, str]]:
-    """{grade_id: (label, item)} read off the notebook: the label of the last bold exercise
-    heading above each test cell (``**B1 (1 point).**``), the item from its grade_id."""
-    from .key import FILES, GRADE_CELLS
-
-    items = next((GRADE_CELLS[k] for k, f in FILES.items() if f == notebook), {})
-    label, names = "", {}
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            found = _LABEL.findall(_text(cell.source))
-            label = found[-1] if found else label
-        elif _is_test(cell) and _meta(cell).get("grade_id"):
-            grade_id = _meta(cell)["grade_id"]
-            names[grade_id] = (label, items.get(grade_id, grade_id.removesuffix("_value")))
-    return names
-
-
-def _course_root(resources) -> Path:
-    db_url = str(resources.get("nbgrader", {}).get("db_url", ""))
-    if db_url.startswith("sqlite:///"):
-        return Path(db_url[len("sqlite:///") :]).parent
-    return Path.cwd()  # nbgrader's converters run from the course folder
-
-
-@functools.lru_cache(maxsize=8)
-def _records(root: str, assignment: str, stamp: tuple) -> dict:
-    return load(root, assignment)
-
-
-def _record_of(root: Path, assignment: str, student: str) -> Record | None:
-    """The student's record (None: none); every page of one run shares one read of the
-    folder."""
-    folder = root / "records" / assignment
-    stamp = (
-        tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.json")))
-        if folder.is_dir()
-        else ()
-    )
-    return _records(str(root), assignment, stamp).get(student)
-
-
-class FeedbackView(Preprocessor):
-    """Turn an autograded notebook into what its feedback page shows.
-
-    Reads ``resources["nbgrader"]`` (student, assignment, notebook, and the scores that
-    nbgrader's ``GetGrades`` put into each test cell) and the student's grading record; writes
-    ``resources["feedback"]``, the data the template lays out: the items in notebook order
-    (``title``, ``anchor``, ``score``, ``max_score``, ``status``, ``verdict``, ``answer``,
-    ``hint``, ``by_hand``), the notebook's ``notice`` and totals. Scores come from the
-    gradebook (a manual grade wins); the hint and the answer from the record.
-    """
-
-    enabled = Bool(True, help="rewrite the notebook into its feedback view").tag(config=True)
-
-    def preprocess(self, nb, resources):
-        nb = sanitize_notebook(nb)
-        info = resources.setdefault("nbgrader", {})
-        notebook = str(info.get("notebook", ""))
-        record = _record_of(
-            _course_root(resources), str(info.get("assignment", "")), str(info.get("student", ""))
-        )
-        found = record.notebooks.get(notebook) if record is not None else None
-        entry = found or NotebookRecord(status="graded")
-        status = entry.status
-        stopped = status in ("timeout", "time_limit") or record is None
-        fallback = _fallback_names(nb, notebook)
-        items, seen = [], set()
-        for cell in nb.cells:
-            if cell.cell_type == "code" and _is_test(cell):
-                grade_id = _meta(cell).get("grade_id", "")
-                items.append(self._item(cell, grade_id, entry, fallback) | {"placed": True})
-                seen.add(grade_id)
-                cell.metadata["decompkit_item"] = len(items) - 1
-                cell.source, cell.outputs = "", []
-                continue
-            cell.source = strip_hidden_tests(_text(cell.source))
-            if cell.cell_type == "code":
-                _clean_outputs(cell, stopped)
-        for grade_id in entry.items:  # items of a notebook not rendered
-            if grade_id not in seen:
-                items.append(self._item(None, grade_id, entry, fallback) | {"placed": False})
-        nb.metadata.pop("widgets", None)
-        score = info.get("score", found.score if found else None)
-        max_score = info.get("max_score", found.max_score if found else None)
-        if score is None:
-            score = sum(i["score"] for i in items)
-            max_score = sum(i["max_score"] for i in items)
-        notice = NOTICES.get(status, "")
-        message = scrub_paths(entry.message).strip()
-        if notice and message:
-            message = f"What the grader saw: {message.rstrip('.')}."
-        for item in items:  # an item with nothing more to say has no panel of its own
-            item["anchored"] = item["placed"] or item["answer"] is not None or bool(item["hint"])
-        resources["feedback"] = {
-            "student": str(info.get("student", "")),
-            "notebook": notebook,
-            "items": items,
-            "score": float(score or 0.0),
-            "max_score": float(max_score or 0.0),
-            "late_penalty": float(info.get("late_penalty") or 0.0),
-            "notice": " ".join(part for part in (notice, message) if part),
-            "graded_at": record.graded_at if record is not None else "",
-        }
-        return nb, resources
-
-    @staticmethod
-    def _item(cell, grade_id: str, entry: NotebookRecord, fallback: dict) -> dict:
-        rec = entry.items.get(grade_id)
-        label, item = fallback.get(grade_id, ("", grade_id.removesuffix("_value")))
-        if rec is not None:
-            label, item = rec.label or label, rec.item or item
-            item = ", ".join(rec.names) or item  # the variable the student filled
-        points = _meta(cell or {}).get("points", 0)
-        max_score = rec.max_score if rec is not None else float(points or 0)
-        score = _meta(cell).get("score") if cell is not None else None
-        score = float((rec.score if rec is not None else 0.0) if score is None else score)
-        if rec is not None:
-            status, hint = rec.status, rec.message
-        elif cell is not None and max_score and score >= max_score:
-            status, hint = "ok", ""
-        elif cell is not None:
-            status, hint = _from_outputs(cell)
-        else:
-            status, hint = "not_run", ""
-        if status in ("ok", "close") and score < max_score and rec is None:
-            status = "off"
-        by_hand = rec is not None and abs(score - rec.score) > 1e-9
-        answer = rec.answer if rec is not None else None
-        return {
-            "anchor": grade_id,
-            "title": " ".join(part for part in (label, item) if part),
-            "score": score,
-            "max_score": max_score,
-            "status": status,
-            "verdict": VERDICTS.get(status, status),
-            "answer": None if answer is None else scrub_paths(str(answer)),
-            "hint": scrub_paths(hint) if status not in ("ok",) else "",
-            "by_hand": by_hand,
-        }
 
 
 class _MathMLRenderer(IPythonRenderer):
@@ -386,6 +140,14 @@ class FeedbackExporter(HTMLExporter):
         )
         return MarkdownWithMath(renderer=renderer).render(source)
 
+    def default_filters(self):
+        """nbconvert's filters, ``clean_html`` (bleach, the costliest) remembered: every
+        student's page runs the same released cells through it. Same function, same page."""
+        for name, function in super().default_filters():
+            if name == "clean_html":
+                function = functools.lru_cache(maxsize=4096)(function)
+            yield name, function
+
     def _init_resources(self, resources):
         resources = super()._init_resources(resources)
         resources["decompkit_csp"] = CONTENT_SECURITY_POLICY
@@ -400,49 +162,157 @@ def _config(root: Path):
     return config
 
 
-def _notebook_stub(root: Path, assignment: str, student: str, notebook: str):
+def _notebook_stub(path: Path):
     """What to render for a notebook nbgrader did not autograde: the submission as the
-    student left it when it can be read, else an empty notebook."""
+    student left it (``path``) when it can be read, else an empty notebook."""
     import nbformat
 
-    path = root / "submitted" / student / assignment / f"{notebook}.ipynb"
     try:
         return nbformat.read(path, as_version=4)
     except Exception:  # noqa: BLE001 - missing or broken file: the notice says so
         return nbformat.v4.new_notebook()
 
 
-def _pages_from_records(root: Path, assignment: str, students) -> list[Path]:
-    """A page for every recorded notebook that has no autograded notebook to render."""
-    exporter = FeedbackExporter(config=_config(root))
-    exporter.register_preprocessor(FeedbackView, enabled=True)
-    written = []
-    for student, record in load(root, assignment).items():
-        if students is not None and student not in students:
-            continue
-        for notebook in record.notebooks:
-            if (root / "autograded" / student / assignment / f"{notebook}.ipynb").is_file():
-                continue
-            nb = _notebook_stub(root, assignment, student, notebook)
-            resources = {
-                "nbgrader": {
-                    "student": student,
-                    "assignment": assignment,
-                    "notebook": notebook,
-                    "db_url": f"sqlite:///{root / 'gradebook.db'}",
-                },
-                "unique_key": notebook,
-            }
-            page, _ = exporter.from_notebook_node(nb, resources=resources)
-            target = root / "feedback" / student / assignment / f"{notebook}.html"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(page, encoding="utf-8")
-            written.append(target)
-    return written
+class PageWriter:
+    """Writes whole students' pages in this process with one nbgrader converter and one
+    exporter (made once: its templates take a while to load).
+
+    nbgrader's ``GenerateFeedback`` writes a page for every autograded notebook (with
+    ``force``: it removes the student's folder first); a page for each recorded notebook
+    that has no autograded one comes from the record (:class:`FeedbackView` says why).
+    """
+
+    def __init__(self, request):
+        from nbconvert.writers import FilesWriter
+        from nbgrader.converters import GenerateFeedback
+        from nbgrader.coursedir import CourseDirectory
+
+        class Converter(GenerateFeedback):
+            def start(self):
+                """nbgrader's ``start`` on the exporter made once, for one student."""
+                self.init_notebooks()
+                here = os.getcwd()
+                os.chdir(self.coursedir.root)  # nbgrader's paths are relative to the course
+                try:
+                    self.convert_notebooks()
+                finally:
+                    os.chdir(here)
+
+        self.request = request
+        config = _config(request.root)
+        coursedir = CourseDirectory(config=config)
+        coursedir.root = str(request.root)
+        coursedir.assignment_id = request.assignment
+        self.app = Converter(coursedir=coursedir, config=config)
+        self.app.writer = FilesWriter(parent=self.app, config=config)
+        self.app.exporter = self.app.exporter_class(parent=self.app, config=config)
+        for preprocessor in self.app.preprocessors:
+            self.app.exporter.register_preprocessor(preprocessor)
+
+    def _autograded(self, student: str) -> None:
+        """nbgrader's converter on one student, with nbgrader's own log kept for an error."""
+        from nbgrader.utils import capture_log
+
+        self.app.coursedir.student_id = student
+        result = capture_log(self.app)
+        if not result["success"]:
+            log = f"{result.get('log', '')}\n{result.get('error', '')}"
+            raise RuntimeError(f"nbgrader generate_feedback failed for {student}:\n{log[-3000:]}")
+
+    @functools.cached_property
+    def _record_exporter(self) -> FeedbackExporter:
+        """The exporter without nbgrader's GetGrades (the gradebook may not hold the
+        student): the scores come from the record."""
+        exporter = FeedbackExporter(config=self.app.config)
+        exporter.register_preprocessor(FeedbackView, enabled=True)
+        return exporter
+
+    def _from_record(self, student: str, notebook: str) -> Path:
+        request = self.request
+        nb = _notebook_stub(request.submitted / student / request.assignment / f"{notebook}.ipynb")
+        resources = {
+            "nbgrader": {
+                "student": student,
+                "assignment": request.assignment,
+                "notebook": notebook,
+                "db_url": f"sqlite:///{request.root / 'gradebook.db'}",
+            },
+            "unique_key": notebook,
+        }
+        page, _ = self._record_exporter.from_notebook_node(nb, resources=resources)
+        target = request.folder(student) / f"{notebook}.html"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page, encoding="utf-8")
+        return target
+
+    def write(self, student: str, fingerprint: str) -> list[Path]:
+        """Every page of ``student``, then the stamp that says what they were made from."""
+        request = self.request
+        clear_stamp(request, student)
+        notebooks = request.pages[student]
+        autograded = request.autograded / student / request.assignment
+        if any((autograded / f"{n}.ipynb").is_file() for n in notebooks):
+            self._autograded(student)
+        for notebook in notebooks:
+            if not (autograded / f"{notebook}.ipynb").is_file():
+                self._from_record(student, notebook)
+        write_stamp(request, student, fingerprint)
+        return [request.folder(student) / f"{notebook}.html" for notebook in notebooks]
 
 
-def generate(root, assignment: str = "decomp", students=None) -> list[Path]:
-    """Write every feedback page of ``assignment``, replacing the old ones.
+@dataclass(frozen=True)
+class FeedbackRun:
+    """What a feedback run did: the pages it wrote, the pages it found up to date and left
+    as they were, and which process wrote each student's pages (``{student: pid}``)."""
+
+    written: tuple[Path, ...] = ()
+    current: tuple[Path, ...] = ()
+    workers: dict = field(default_factory=dict)
+
+
+_STATE: dict = {}
+
+
+def _init_worker(request) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    _STATE["writer"] = PageWriter(request)
+
+
+def _write_in_worker(student: str, fingerprint: str):
+    return student, _STATE["writer"].write(student, fingerprint), os.getpid()
+
+
+def _write_all(request, prints: dict, stale: list[str], workers: int):
+    """Yield ``(student, pages, pid)`` as each student's pages are written."""
+    if workers <= 1 or len(stale) <= 1:
+        writer = PageWriter(request)
+        for student in stale:
+            yield student, writer.write(student, prints[student]), os.getpid()
+        return
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(stale)),
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(request,),
+    )
+    try:
+        futures = [pool.submit(_write_in_worker, s, prints[s]) for s in stale]
+        for future in as_completed(futures):
+            yield future.result()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def generate(
+    root, assignment: str = "decomp", students=None, *, force=False, workers=1, progress=None
+) -> FeedbackRun:
+    """Write the feedback pages of ``assignment`` whose grades changed since they were
+    written (with ``force``: every page).
 
     Parameters
     ----------
@@ -453,57 +323,92 @@ def generate(root, assignment: str = "decomp", students=None) -> list[Path]:
         The assignment.
     students : list of str, optional
         Only these students (default: everyone autograded or recorded).
+    force : bool
+        Write every page, changed or not (``--all``).
+    workers : int
+        Processes writing pages at once, each taking whole students (nbgrader's converters
+        are not thread-safe; a process has its own).
+    progress : callable, optional
+        ``progress(total)`` returns an object with ``advance(text)``, told of each student
+        as their pages are written (:class:`decompkit.course.progress.Progress`).
 
     Returns
     -------
-    list of Path
-        The pages written, ``feedback/<student>/<assignment>/<notebook>.html``.
+    FeedbackRun
+        The pages written, ``feedback/<student>/<assignment>/<notebook>.html``, and those
+        already up to date.
 
     Raises
     ------
+    decompkit.course.settings.GradingError
+        A wrong request (:func:`decompkit.course.feedback_plan.check_request`).
     RuntimeError
         When nbgrader's feedback step fails, with the end of its log.
-    """
-    from nbgrader.converters import GenerateFeedback
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.utils import capture_log
 
-    root = Path(root).resolve()
-    config = _config(root)
-    graded = sorted(
-        p.parents[1].name for p in (root / "autograded").glob(f"*/{assignment}/*.ipynb")
-    )
-    chosen = sorted({s for s in graded if students is None or s in students})
-    for student in chosen if students is not None else ["*"] * bool(chosen):
-        coursedir = CourseDirectory(config=config)
-        coursedir.root = str(root)
-        coursedir.assignment_id = assignment
-        coursedir.student_id = student
-        result = capture_log(GenerateFeedback(coursedir=coursedir, config=config))
-        if not result["success"]:
-            log = f"{result.get('log', '')}\n{result.get('error', '')}"
-            raise RuntimeError(f"nbgrader generate_feedback failed:\n{log[-3000:]}")
-    written = sorted((root / "feedback").glob(f"*/{assignment}/*.html"))
-    written = [p for p in written if students is None or p.parts[-3] in students]
-    return sorted({*written, *_pages_from_records(root, assignment, students)})
+    Notes
+    -----
+    A student's pages are up to date when the fingerprint of what they show (grades in the
+    gradebook, manual ones included, grading record, autograded notebooks, the kit's page
+    code) equals the one stored beside them (:mod:`decompkit.course.feedback_plan`).
+    """
+    request = check_request(root, assignment, students)
+    prints = fingerprints(request)
+    stale = due(request, prints, force)
+    current = [
+        request.folder(s) / f"{n}.html"
+        for s in request.students
+        if s not in stale
+        for n in request.pages[s]
+    ]
+    bar = progress(len(stale)) if progress is not None and stale else None
+    written, by_worker = [], {}
+    try:
+        for student, pages, worker in _write_all(request, prints, stale, workers):
+            written += pages
+            by_worker[student] = worker
+            if bar is not None:
+                bar.advance(f"{student}  {len(pages)} page{'s' * (len(pages) != 1)}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return FeedbackRun(tuple(sorted(written)), tuple(sorted(current)), by_worker)
+
+
+class _Progress(Progress):
+    """The grader's progress display, saying what this command does."""
+
+    def line(self) -> str:
+        return "feedback" + super().line().removeprefix("grading")
+
+
+def _counted(number: int, what: str) -> str:
+    return f"{number} {what}{'s' * (number != 1)}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: regenerate the feedback pages; print where they are."""
-    parser = argparse.ArgumentParser(
-        prog="python -m decompkit.course feedback",
-        description="Write feedback/<student>/<assignment>/<notebook>.html for every "
-        "graded student, replacing older pages.",
-    )
-    parser.add_argument("assignment", nargs="?", default="decomp")
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="course folder")
-    parser.add_argument("--student", action="append", help="only this student (repeatable)")
-    args = parser.parse_args(argv)
+    """Command line: write the pages that changed (``--all``: every page); say how many.
+    Exit 2 for a wrong request (one line), 1 when nbgrader's feedback step fails."""
+    status = refuse(argv)
+    if status is not None:
+        return status
+    args, _ = parse_command(argv)
     try:
-        pages = generate(args.root, args.assignment, args.student)
-    except (RuntimeError, ValueError) as error:
+        run = generate(
+            args.root,
+            args.assignment,
+            args.student,
+            force=args.all,
+            workers=args.workers,
+            progress=_Progress,
+        )
+    except (GradingError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    students = sorted({p.parts[-3] for p in pages})
-    print(f"wrote {len(pages)} feedback pages for {len(students)} students under feedback/")
+    students = {p.parts[-3] for p in run.written}
+    line = (
+        f"wrote {_counted(len(run.written), 'feedback page')} for "
+        f"{_counted(len(students), 'student')} under feedback/; "
+        f"{_counted(len(run.current), 'page')} already up to date"
+    )
+    print(line + (" (--all rewrites them)" if run.current else ""))
     return 0
