@@ -65,6 +65,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from decompkit.course import grade as course_grade
+from decompkit.course import gradebook as course_gradebook
 from decompkit.course.engine import workers as course_workers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,7 +199,7 @@ def run(pristine: Path, scratch: Path, workers: int, sandbox: bool = True) -> di
     cpu = _cpu_seconds()
     with (
         _Timed(course_workers.Plan, "prepare") as plan,
-        _Timed(course_grade, "ensure_assignment") as book,
+        _Timed(course_gradebook, "ensure_assignment") as book,
         _Timed(course_workers._Worker, "__init__") as warm,
         _Timed(course_workers._Worker, "grade") as students,
     ):

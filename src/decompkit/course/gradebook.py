@@ -6,6 +6,7 @@ them leaves a student half written. :func:`write_student` builds the same rows w
 nbgrader's models (``Student``, ``SubmittedAssignment``, ``SubmittedNotebook``, ``Grade``,
 ``Comment``) inside one session transaction and commits once: after a crash, a kill or a
 Ctrl-C the gradebook holds the student as before the run or with every grade of the run.
+:func:`final_scores` reads back what the gradebook holds now, manual grades included.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from .settings import load_config, setting
 
 __all__ = [
+    "FinalScore",
     "assignment_shape",
     "create_gradebook",
     "ensure_assignment",
+    "final_scores",
     "open_gradebook",
     "prepare_gradebook",
     "write_student",
@@ -164,6 +168,43 @@ def write_student(gb, assignment: str, student: str, outcomes, *, timestamp=None
     except BaseException:
         db.rollback()
         raise
+
+
+@dataclass(frozen=True)
+class FinalScore:
+    """A notebook's score in the gradebook: ``score`` as nbgrader counts it (a grader's
+    manual score where there is one, else the autograde, plus extra credit), ``auto`` the
+    autograde alone, ``complete`` when every graded cell has an autograde."""
+
+    score: float
+    auto: float
+    complete: bool
+
+    @property
+    def adjusted(self) -> bool:
+        """A grader changed the score by hand (a manual score or extra credit)."""
+        return self.score != self.auto
+
+
+def final_scores(gb, assignment: str) -> dict[str, dict[str, FinalScore]]:
+    """``{student: {notebook: FinalScore}}`` of every submission of ``assignment``."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        found = gb.find_assignment(assignment)
+    except MissingEntry:
+        return {}
+    scores = {}
+    for submission in found.submissions:
+        mine = scores.setdefault(submission.student_id, {})
+        for notebook in submission.notebooks:
+            grades = [g for g in notebook.grades if g.max_score]
+            mine[notebook.name] = FinalScore(
+                score=float(sum(g.score or 0.0 for g in grades)),
+                auto=float(sum(g.auto_score or 0.0 for g in grades)),
+                complete=all(g.auto_score is not None for g in grades),
+            )
+    return scores
 
 
 # --- the assignment, as nbgrader's generate_assignment writes it -------------------------------

@@ -3,7 +3,8 @@ bounds of every grading kernel's walls.
 
 Grading reads nbgrader's configuration file itself (traitlets' loader, no nbgrader
 application) so that a mistake in it is one line naming the setting and the value, not a
-traceback. The defaults are those of ``nbgrader_config.py`` as the kit ships it.
+traceback. The defaults are those of ``nbgrader_config.py`` as the kit ships it. Nothing
+here imports notebook machinery: a mistake in the command is found in a moment.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .engine.environment import GradingError
-from .engine.runner import Limits
+from .engine.limits import Limits
 from .engine.sandbox import Bounds
 
 __all__ = ["GradingError", "load_config", "setting", "settings"]

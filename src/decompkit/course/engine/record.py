@@ -12,6 +12,8 @@ the one reader: it turns each file into a :class:`Record` of :class:`NotebookRec
      "graded_at": "2026-12-01T10:00:00+00:00", "submitted_at": "..." | null,
      "source_names": ["s2003_01-chain-reliability (1).ipynb", ...],
      "sandbox": {"memory_mb": 2048.0, "processes": 64, "scratch_mb": 256.0} | null,
+     "fingerprint": {"kit": "<sha256>", "assignment": "...", "settings": "...",
+                     "submission": "..."} | null,
      "notebooks": {"01-chain-reliability": {
          "status": "graded" | "missing" | "unreadable" | "timeout" | "kernel_died"
                    | "time_limit" | "failed",
@@ -26,7 +28,10 @@ the one reader: it turns each file into a :class:`Record` of :class:`NotebookRec
              "matches": null | "lecture" | "<classmate id>"}}}}}
 
 A record written before the walls existed has no ``"sandbox"`` key; it reads as graded
-without walls. Every file is written atomically (a temporary file, then ``os.replace``).
+without walls. ``"fingerprint"`` is what the grade depends on
+(:mod:`decompkit.course.fingerprint`); a record without one (an older kit's) reads as None,
+and its student is graded again. Every file is written atomically (a temporary file, then
+``os.replace``).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ __all__ = [
     "commit",
     "flag_line",
     "load",
+    "load_one",
     "record_path",
     "write",
 ]
@@ -161,6 +167,7 @@ class Record:
     submitted_at: str | None = None
     source_names: tuple[str, ...] = ()
     sandbox: dict | None = None  # the kernels' bounds; None: graded without walls
+    fingerprint: dict | None = None  # what the grade depends on; None: an older kit's record
     schema: int = SCHEMA
 
     @classmethod
@@ -170,7 +177,7 @@ class Record:
         if data.get("schema") != SCHEMA:
             raise ValueError(f"schema must be {SCHEMA}, got {data.get('schema')!r}")
         notebooks = _mapping(data.get("notebooks", {}), "notebooks")
-        sandbox = data.get("sandbox")
+        sandbox, found = data.get("sandbox"), data.get("fingerprint")
         return cls(
             assignment=_text(data.get("assignment", ""), "assignment"),
             student=_text(data.get("student"), "student"),
@@ -182,6 +189,12 @@ class Record:
             submitted_at=_optional_text(data.get("submitted_at"), "submitted_at"),
             source_names=_texts(data.get("source_names", []), "source_names"),
             sandbox=None if sandbox is None else dict(_mapping(sandbox, "sandbox")),
+            fingerprint=None
+            if found is None
+            else {
+                _text(k, "a fingerprint part"): _text(v, "a digest")
+                for k, v in _mapping(found, "fingerprint").items()
+            },
         )
 
     def to_json(self) -> dict:
@@ -195,17 +208,27 @@ class Record:
             "submitted_at",
             "source_names",
             "sandbox",
+            "fingerprint",
             "notebooks",
         )
         return {key: data[key] for key in order}
 
 
 def build(
-    assignment, student, outcomes, flags, *, submitted_at=None, source_names=(), walls=None
+    assignment,
+    student,
+    outcomes,
+    flags,
+    *,
+    submitted_at=None,
+    source_names=(),
+    walls=None,
+    fingerprint=None,
 ) -> Record:
     """The record of one student: one :class:`NotebookRecord` per outcome of the runner
     (:class:`decompkit.course.engine.runner.NotebookOutcome`), the integrity scan's ``flags``
-    by notebook, and the kernels' ``walls`` (None when graded without)."""
+    by notebook, the kernels' ``walls`` (None when graded without) and the ``fingerprint``
+    (``{part: digest}``) of what was graded."""
     notebooks = {}
     for outcome in outcomes:
         found = [flag_line(f) for f in flags.get(outcome.notebook, []) if _is_flag(f)]
@@ -227,7 +250,14 @@ def build(
             "scratch_mb": bounds.scratch / 2**20,
         }
     return Record(
-        assignment, student, notebooks, _now(), submitted_at, tuple(source_names), sandbox
+        assignment,
+        student,
+        notebooks,
+        _now(),
+        submitted_at,
+        tuple(source_names),
+        sandbox,
+        None if fingerprint is None else dict(fingerprint),
     )
 
 
@@ -284,6 +314,17 @@ def clean_temporaries(folder: Path) -> None:
                 stale.unlink()
             except OSError:
                 pass
+
+
+def load_one(root, assignment: str, student: str) -> Record | None:
+    """``student``'s record of ``assignment``; None when there is none or it is unreadable
+    (the grader then grades the student again, which writes it anew)."""
+    path = record_path(root, assignment, student)
+    try:
+        record = Record.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return record if record.student == student else None
 
 
 def load(root, assignment: str) -> dict[str, Record]:

@@ -34,6 +34,7 @@ from nbformat.v4.nbjson import writes as writes_json
 
 from ..sanitize import sanitize_notebook
 from .kernels import MAX_MESSAGE
+from .limits import FAILED, Limits
 from .notebooks import (
     Source,
     is_test,
@@ -44,21 +45,9 @@ from .notebooks import (
 )
 from .scoring import mark_failures, score
 
-__all__ = ["FAILED", "Limits", "NotebookOutcome", "grade_notebooks"]
+__all__ = ["NotebookOutcome", "grade_notebooks"]
 
-#: Statuses of a notebook that mean it could not be graded in full.
-FAILED = ("unreadable", "timeout", "kernel_died", "time_limit", "failed")
 _TIMEOUT_NAME = "CellTimeoutError"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Time and size bounds of grading (seconds, bytes)."""
-
-    cell: float = 30.0
-    notebook: float = 180.0
-    student: float = 600.0
-    output_bytes: int = 100_000
 
 
 @dataclass
