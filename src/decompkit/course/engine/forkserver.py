@@ -12,7 +12,9 @@ Each child is a separate process: what a notebook does to its modules, its names
 interpreter ends with it, and the warm parent stays as it was.
 
 The process ends when its standard input closes, killing every child it forked that still
-runs (and their process groups). It reaps each child as it ends, so the kernels' CPU time
+runs (and their process groups); the kernel sends SIGKILL to it when its parent ends, and to
+each child when this process ends (``PR_SET_PDEATHSIG``), so a grader killed outright leaves
+none of them. It reaps each child as it ends, so the kernels' CPU time
 counts in its own, and in the grader's once the grader has waited for it. Run it only through
 :mod:`decompkit.course.engine.kernels`; it uses the standard library and ipykernel.
 """
@@ -26,7 +28,7 @@ import select
 import signal
 import sys
 
-from .sandbox import SOCKETS, Bounds, Walls, enter
+from .sandbox import SOCKETS, Bounds, Walls, die_with_parent, enter
 
 __all__ = ["main"]
 
@@ -74,10 +76,12 @@ def _close_descriptors(keep: int) -> None:
                 pass  # the listing's own descriptor, closed already
 
 
-def _child(request: dict, report_to: int) -> None:
+def _child(request: dict, report_to: int, parent: int) -> None:
     """Become the kernel described by ``request`` (never returns); the pid to signal, or why
-    the kernel could not start, is written to ``report_to``."""
+    the kernel could not start, is written to ``report_to``. It is killed when ``parent``
+    (this warm process) ends."""
     try:
+        die_with_parent(parent)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -132,10 +136,11 @@ def _reap(*_) -> None:
 def _start(request: dict) -> dict:
     """Fork the kernel of ``request``; its pid as the grader signals it, or the error."""
     reader, writer = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         os.close(reader)
-        _child(request, writer)
+        _child(request, writer, parent)
     os.close(writer)
     said = b""
     try:
@@ -154,6 +159,7 @@ def _start(request: dict) -> dict:
 
 def main() -> None:
     """Serve kernels until standard input closes (see the module docstring)."""
+    die_with_parent(os.getppid())  # also when the grader is killed outright
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, _reap)
     first = json.loads(sys.stdin.readline() or "{}")

@@ -41,7 +41,17 @@ from dataclasses import dataclass
 
 from .files import open_regular
 
-__all__ = ["Bounds", "Walls", "WallError", "available", "enter", "pressure", "HOME", "SOCKETS"]
+__all__ = [
+    "Bounds",
+    "Walls",
+    "WallError",
+    "available",
+    "die_with_parent",
+    "enter",
+    "pressure",
+    "HOME",
+    "SOCKETS",
+]
 
 HOME = "/home/student"  # the kernel's home and working folder, inside the walls
 SOCKETS = "/run/kernel"  # its connection file and sockets
@@ -116,6 +126,20 @@ def _mount(source, target, fstype=None, flags=0, data=None) -> None:
 
 def _prctl(option: int, value: int = 0) -> int:
     return _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0)
+
+
+def die_with_parent(parent: int, number: int = signal.SIGKILL) -> None:
+    """Have the kernel send this process ``number`` when its parent ``parent`` ends (a
+    crash or a kill of the grader included); end now if ``parent`` is gone already.
+
+    Linux only (``PR_SET_PDEATHSIG``); elsewhere nothing is done. Call it in the child right
+    after the fork, from a parent that forked it in the thread that lives as long as it.
+    """
+    if sys.platform != "linux":
+        return
+    _prctl(_PR_SET_PDEATHSIG, number)
+    if os.getppid() != parent:  # the parent ended before the signal was asked for
+        os._exit(1)
 
 
 def _syscall(table: dict, *args) -> int:
@@ -379,6 +403,7 @@ def enter(
     except BaseException:  # noqa: BLE001 - the waiter reports the init's end as a dead kernel
         os._exit(1)
     if kernel:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of user id cleared it
         _init(kernel)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != 1:

@@ -7,7 +7,8 @@ the kernels (no hub token, private IPython and Jupyter folders, no user site-pac
 kit's private copy first on ``sys.path``) and the import statements the warm kernel process
 runs. :func:`grade_all` grades the students one after another, or ``workers`` at a time in
 forked worker processes, each with its own kernels and its own copy of the kit, and yields
-each student's outcomes as they come; Ctrl-C stops the workers and their kernels.
+each student's outcomes as they come; Ctrl-C stops the workers and their kernels, and a
+worker is killed when the main process ends in any way.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .environment import GradingError, kernel_environment, walled_environment
 from .kernels import KernelFactory
 from .kitfiles import KitFiles
 from .runner import grade_notebooks
-from .sandbox import Walls
+from .sandbox import Walls, die_with_parent
 from .views import GRADER_VARIABLE, LECTURE, views
 
 __all__ = ["NotGraded", "Plan", "grade_all", "self_test"]
@@ -337,6 +338,8 @@ def _init_worker(plan: Plan, parent: int) -> None:
     from multiprocessing.util import Finalize
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool's terminate() ends a worker
+    die_with_parent(parent)  # killed with the main process, whatever ends it
     worker = _Worker(plan, parent)
     _STATE["worker"] = worker
     Finalize(worker, worker.close, exitpriority=10)
