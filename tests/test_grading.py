@@ -61,7 +61,10 @@ def test_close_array_judges_every_answer_and_never_raises(answer, _):
     ],
 )
 def test_a_malformed_tolerance_is_the_instructors_error_and_named(func, name, bad, shown):
-    # close(..., rtol=None) was a bare TypeError about NoneType and float.
+    # close(..., rtol=None) was a bare TypeError about NoneType and float; None is now the
+    # four-digit rule (test below), so only atol refuses it.
+    if name == "rtol" and bad is None:
+        return
     with pytest.raises(ValueError, match=rf"^{name} must be a finite number >= 0, got {shown}$"):
         func(0.5, 0.5, **{name: bad})
 
@@ -70,3 +73,13 @@ def test_a_malformed_tolerance_is_the_instructors_error_and_named(func, name, ba
 def test_tolerances_of_any_real_type_are_taken(func):
     assert func(0.5004, 0.5, rtol=Fraction(1, 1000), atol=0) is True
     assert func(0.5006, 0.5, rtol=np.float32(1e-3), atol=np.int64(0)) is False
+
+
+@pytest.mark.parametrize("func", [close, lambda a, e, **kw: close_array([a], [e], **kw)])
+def test_by_default_four_significant_digits_rounded_or_cut_pass(func):
+    exact = 0.348678
+    assert func(0.3487, exact) and func(0.3486, exact) and func(exact, exact, rtol=None)
+    assert not func(0.3485, exact) and not func(0.349, exact) and not func(0.35, exact)
+    assert func(1234.0, 1234.4) and not func(1232.0, 1234.4)  # the band scales with the value
+    assert func(0.0, 0.0) and not func(1e-6, 0.0)  # 0 has no digits: atol only
+    assert func(68, 68, rtol=0) and not func(68.001, 68, rtol=0)  # times and counts: exact

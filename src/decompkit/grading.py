@@ -8,6 +8,12 @@ the notebook's namespace changes nothing, and the test rebinds none of the stude
 Every function here returns a bool and never raises on a malformed answer: a wrong type simply
 does not match. A malformed tolerance is the hidden test's own bug, not the student's: it
 raises a ValueError naming ``rtol`` or ``atol``.
+
+One rule judges a number unless a test asks for another: the answer must keep
+:data:`DIGITS` significant digits, that is lie within one unit of the fourth significant digit
+of the exact value (:func:`digit_band`), so that the exact value rounded or cut to four digits
+passes and one rounded to two digits does not (unless its third and fourth digits are zeros).
+``rtol=0`` asks for the exact number (whole numbers of time units, counts).
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 __all__ = [
+    "DIGITS",
+    "digit_band",
     "close",
     "close_array",
     "same_bool",
@@ -29,6 +37,34 @@ __all__ = [
     "is_valid_order",
     "is_critical_path",
 ]
+
+
+#: Significant digits a numeric answer must keep.
+DIGITS = 4
+_SLACK = 1e-9  # relative: a value cut at the band's edge passes despite its float rounding
+
+
+def digit_band(expected, digits: int = DIGITS):
+    """One unit of the ``digits``-th significant digit of ``expected`` (0 for 0 or inf).
+
+    Broadcasts over arrays.
+
+    Examples
+    --------
+    >>> digit_band(0.348678), digit_band(12.65), digit_band(-1000.0), digit_band(0.0)
+    (0.0001, 0.01, 1.0, 0.0)
+    """
+    magnitude = np.abs(np.asarray(expected, dtype=float))
+    usable = np.isfinite(magnitude) & (magnitude > 0)
+    exponent = np.floor(np.log10(np.where(usable, magnitude, 1.0))) - (digits - 1)
+    band = np.where(usable, 10.0**exponent, 0.0)
+    return float(band) if band.ndim == 0 else band
+
+
+def _band(expected, rtol: float | None):
+    if rtol is None:
+        return digit_band(expected) * (1 + _SLACK)
+    return rtol * np.abs(expected)
 
 
 def _real(answer) -> float | None:
@@ -57,33 +93,45 @@ def _tolerance(name: str, value) -> float:
     raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
-def close(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> bool:
+def close(answer, expected, *, rtol: float | None = None, atol: float = 1e-9) -> bool:
     """True when ``answer`` is one real number within tolerance of ``expected``.
 
     Any real type passes (int, float, Fraction, NumPy scalar, 0-d array); booleans, strings,
     containers and NaN do not. Infinite values match only the same infinity.
+
+    Parameters
+    ----------
+    rtol : float or None
+        None (the default): :data:`DIGITS` significant digits, within one unit of the last
+        (see the module's docstring); a number: within ``atol + rtol * |expected|``, and
+        ``rtol=0`` the exact number.
+    atol : float
+        Added to the band (answers whose exact value is 0).
 
     Examples
     --------
     >>> from fractions import Fraction
     >>> close(Fraction(1, 3), 0.33333), close("0.333", 1 / 3), close(True, 1.0)
     (True, False, False)
-    >>> close(0.5, 0.5, rtol=None)
+    >>> close(0.3487, 0.348678), close(0.3486, 0.348678), close(0.35, 0.348678)
+    (True, True, False)
+    >>> close(0.5, 0.5, rtol="0.1")
     Traceback (most recent call last):
     ...
-    ValueError: rtol must be a finite number >= 0, got None
+    ValueError: rtol must be a finite number >= 0, got '0.1'
     """
-    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    atol = _tolerance("atol", atol)
+    rtol = None if rtol is None else _tolerance("rtol", rtol)
     value = _real(answer)
     if value is None or math.isnan(value):
         return False
     expected = float(expected)
     if math.isinf(value) or math.isinf(expected):
         return value == expected
-    return abs(value - expected) <= atol + rtol * abs(expected)
+    return bool(abs(value - expected) <= atol + _band(expected, rtol))
 
 
-def close_array(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> bool:
+def close_array(answer, expected, *, rtol: float | None = None, atol: float = 1e-9) -> bool:
     """True when ``answer`` (nested lists, tuples or an array of real numbers) has the shape of
     ``expected`` and every entry is within tolerance of it (as :func:`close` judges one).
 
@@ -96,7 +144,8 @@ def close_array(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> 
     >>> close_array([[1, 0]], [[1, 0], [0, 1]]), close_array(None, [1.0])
     (False, False)
     """
-    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    atol = _tolerance("atol", atol)
+    rtol = None if rtol is None else _tolerance("rtol", rtol)
     try:
         got = np.asarray(answer)
         want = np.asarray(expected, dtype=float)
@@ -112,7 +161,11 @@ def close_array(answer, expected, *, rtol: float = 1e-3, atol: float = 1e-9) -> 
         return False
     if got.shape != want.shape or np.isnan(got).any():
         return False
-    return bool(np.allclose(got, want, rtol=rtol, atol=atol))
+    infinite = np.isinf(want)  # an infinity matches only the same infinity
+    if not np.array_equal(np.where(np.isinf(got), got, 0), np.where(infinite, want, 0)):
+        return False
+    got, want = got[~infinite], want[~infinite]
+    return bool(np.all(np.abs(got - want) <= atol + _band(want, rtol)))
 
 
 def same_bool(answer, expected: bool) -> bool:

@@ -444,7 +444,6 @@ def judge(item: str, answer, P: DagParams) -> Diagnosis:
         return judge_number(
             answer,
             expected[item],
-            rtol=5e-3,
             mistakes=_mistakes(item, P),
             bounds=(0.0, float(P.workers)),
             bounds_hint="m workers cannot finish more than m times faster than one",
