@@ -156,16 +156,40 @@ def test_an_assignment_nothing_of_which_is_graded_is_said_so(klass):
     assert "nothing of 'other' is graded yet" in done.stderr and "kit.py grade other" in done.stderr
 
 
-def test_the_request_is_checked_without_notebook_machinery(klass):
-    probe = (
-        "import sys; from decompkit.course import feedback_plan as p\n"
-        "try:\n    p.parse_command(['decmop', '--root', sys.argv[1]])\n"
-        "except p.GradingError as e:\n    print(e)\n"
-        "print(sorted(m for m in ('nbformat', 'nbconvert', 'nbgrader', 'jinja2') "
-        "if m in sys.modules))"
+_LIGHT = (
+    "import sys; from decompkit.course.feedback_command import main\n"
+    "status = main(sys.argv[1:])\n"
+    "heavy = ('nbformat', 'nbconvert', 'nbgrader', 'jinja2')\n"
+    "print(sorted(m for m in heavy if m in sys.modules))\n"
+    "sys.exit(status)"
+)
+
+
+def _light(root: Path, *args: str):
+    """The feedback command's light entry point in a fresh interpreter; the heavy modules it
+    imported are the last line of its output."""
+    command = [sys.executable, "-c", _LIGHT, *args, "--root", str(root)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_a_wrong_request_is_refused_without_notebook_machinery(klass):
+    done = _light(klass, "decmop")
+    assert done.returncode == 2
+    assert (
+        done.stderr == "error: no assignment 'decmop' (assignments here: decomp); check the name\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(klass)], capture_output=True, text=True, check=True
-    )
-    said, heavy = done.stdout.splitlines()
-    assert "no assignment 'decmop'" in said and heavy == "[]"
+    assert done.stdout.splitlines() == ["[]"]
+
+
+def test_nothing_to_write_needs_no_notebook_machinery(klass):
+    first = _light(klass, "decomp", "--student", STUDENTS[0])  # a page to write: the full path
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-2].startswith("wrote 1 feedback page for 1 student")
+    assert "nbconvert" in first.stdout.splitlines()[-1]
+    again = _light(klass, "decomp", "--student", STUDENTS[0])
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [
+        "wrote 0 feedback pages for 0 students under feedback/; 1 page already up to date "
+        "(--all rewrites them)",
+        "[]",
+    ]

@@ -36,7 +36,6 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from jinja2 import pass_context
@@ -45,12 +44,14 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from traitlets.config import Config
 
 from .feedback_plan import (
+    FeedbackRun,
     check_request,
     clear_stamp,
     due,
     fingerprints,
     parse_command,
     refuse,
+    summary,
     write_stamp,
 )
 from .feedback_view import FeedbackView
@@ -62,7 +63,6 @@ __all__ = [
     "CONTENT_SECURITY_POLICY",
     "FEEDBACK_CONFIG",
     "FeedbackExporter",
-    "FeedbackRun",
     "FeedbackView",
     "PageWriter",
     "generate",
@@ -257,17 +257,7 @@ class PageWriter:
             if not (autograded / f"{notebook}.ipynb").is_file():
                 self._from_record(student, notebook)
         write_stamp(request, student, fingerprint)
-        return [request.folder(student) / f"{notebook}.html" for notebook in notebooks]
-
-
-@dataclass(frozen=True)
-class FeedbackRun:
-    """What a feedback run did: the pages it wrote, the pages it found up to date and left
-    as they were, and which process wrote each student's pages (``{student: pid}``)."""
-
-    written: tuple[Path, ...] = ()
-    current: tuple[Path, ...] = ()
-    workers: dict = field(default_factory=dict)
+        return request.paths(student)
 
 
 _STATE: dict = {}
@@ -354,12 +344,7 @@ def generate(
     request = check_request(root, assignment, students)
     prints = fingerprints(request)
     stale = due(request, prints, force)
-    current = [
-        request.folder(s) / f"{n}.html"
-        for s in request.students
-        if s not in stale
-        for n in request.pages[s]
-    ]
+    current = [p for s in request.students if s not in stale for p in request.paths(s)]
     bar = progress(len(stale)) if progress is not None and stale else None
     written, by_worker = [], {}
     try:
@@ -381,10 +366,6 @@ class _Progress(Progress):
         return "feedback" + super().line().removeprefix("grading")
 
 
-def _counted(number: int, what: str) -> str:
-    return f"{number} {what}{'s' * (number != 1)}"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command line: write the pages that changed (``--all``: every page); say how many.
     Exit 2 for a wrong request (one line), 1 when nbgrader's feedback step fails."""
@@ -404,11 +385,5 @@ def main(argv: list[str] | None = None) -> int:
     except (GradingError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    students = {p.parts[-3] for p in run.written}
-    line = (
-        f"wrote {_counted(len(run.written), 'feedback page')} for "
-        f"{_counted(len(students), 'student')} under feedback/; "
-        f"{_counted(len(run.current), 'page')} already up to date"
-    )
-    print(line + (" (--all rewrites them)" if run.current else ""))
+    print(summary(run))
     return 0

@@ -43,6 +43,7 @@ from .settings import GradingError, load_config, setting
 
 __all__ = [
     "STAMP",
+    "FeedbackRun",
     "Request",
     "check_request",
     "clear_stamp",
@@ -51,6 +52,7 @@ __all__ = [
     "parse_command",
     "parser",
     "refuse",
+    "summary",
     "write_stamp",
 ]
 
@@ -134,6 +136,20 @@ class Request:
     def folder(self, student: str) -> Path:
         """Where the pages of ``student`` go."""
         return self.feedback / student / self.assignment
+
+    def paths(self, student: str) -> list[Path]:
+        """The pages of ``student``."""
+        return [self.folder(student) / f"{notebook}.html" for notebook in self.pages[student]]
+
+
+@dataclass(frozen=True)
+class FeedbackRun:
+    """What a feedback run did: the pages it wrote, the pages it found up to date and left
+    as they were, and which process wrote each student's pages (``{student: pid}``)."""
+
+    written: tuple[Path, ...] = ()
+    current: tuple[Path, ...] = ()
+    workers: dict = field(default_factory=dict)
 
 
 def _subfolders(folder: Path) -> set[str]:
@@ -340,11 +356,10 @@ def due(request: Request, prints: dict[str, str], force: bool = False) -> list[s
     """The students whose pages are to be written: all with ``force``, else those whose
     stamp does not hold their fingerprint or who miss a page."""
     stale = []
-    for student, notebooks in request.pages.items():
-        folder = request.folder(student)
-        stamp = _stamp(folder)
+    for student in request.students:
+        stamp = _stamp(request.folder(student))
         current = stamp.get("fingerprint") == prints[student] and all(
-            (folder / f"{notebook}.html").is_file() for notebook in notebooks
+            path.is_file() for path in request.paths(student)
         )
         if force or not current:
             stale.append(student)
@@ -408,3 +423,27 @@ def refuse(argv) -> int | None:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return None
+
+
+def _counted(number: int, what: str) -> str:
+    return f"{number} {what}{'s' * (number != 1)}"
+
+
+def summary(run: FeedbackRun) -> str:
+    """The command's last line: the pages written, for how many students, and how many were
+    already up to date.
+
+    Examples
+    --------
+    >>> page = Path("feedback/s1/decomp/01.html")
+    >>> print(summary(FeedbackRun(written=(page,), current=(page, page))))
+    wrote 1 feedback page for 1 student under feedback/; 2 pages already up to date
+    (--all rewrites them)
+    """
+    students = {path.parts[-3] for path in run.written}
+    line = (
+        f"wrote {_counted(len(run.written), 'feedback page')} for "
+        f"{_counted(len(students), 'student')} under feedback/; "
+        f"{_counted(len(run.current), 'page')} already up to date"
+    )
+    return line + (" (--all rewrites them)" if run.current else "")
