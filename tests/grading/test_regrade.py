@@ -92,7 +92,7 @@ def _says(run: dict, graded: int, unchanged: int) -> bool:
     """The run's first line of output counts ``graded`` students and ``unchanged`` ones."""
     first = run["out"].splitlines()[0] if run["out"] else ""
     return bool(
-        re.match(rf"decomp: {graded} students graded in .*, {unchanged} unchanged\b", first)
+        re.match(rf"decomp: {graded} students? graded in .*, {unchanged} unchanged\b", first)
     )
 
 

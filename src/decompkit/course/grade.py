@@ -33,7 +33,6 @@ line), 130 when interrupted.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import signal
@@ -46,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fingerprint as prints
+from .arguments import Parser
 from .engine import record as records
 from .engine.environment import walls_for
 from .engine.kitfiles import KitFiles
@@ -248,7 +248,8 @@ def grade_class(
             why = ", ".join(f"{n} {reason}" for reason, n in why)
             kept = f"; {len(run.unchanged)} unchanged, left as they are" if run.unchanged else ""
             bar.note(
-                f"grading {assignment}: {len(found)} students ({why}{kept}), "
+                f"grading {assignment}: {len(found)} student{'s' if len(found) != 1 else ''} "
+                f"({why}{kept}), "
                 f"{len(sources)} notebooks, {min(workers, len(found))} at a time; first the "
                 "solutions are checked against their own tests and the kernels warmed up"
             )
@@ -462,7 +463,7 @@ def _table(root: Path, run: Run) -> tuple[str, bool]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: grade an assignment, show progress, print the table of scores."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m decompkit.course grade",
         description="Autograde submitted/<student>/<assignment>/ into gradebook.db. A student "
         "is graded again only when their files, the assignment's sources, the grading "

@@ -187,24 +187,38 @@ class FinalScore:
 
 
 def final_scores(gb, assignment: str) -> dict[str, dict[str, FinalScore]]:
-    """``{student: {notebook: FinalScore}}`` of every submission of ``assignment``."""
-    from nbgrader.api import MissingEntry
+    """``{student: {notebook: FinalScore}}`` of every submission of ``assignment``.
 
-    try:
-        found = gb.find_assignment(assignment)
-    except MissingEntry:
-        return {}
-    scores = {}
-    for submission in found.submissions:
-        mine = scores.setdefault(submission.student_id, {})
-        for notebook in submission.notebooks:
-            grades = [g for g in notebook.grades if g.max_score]
-            mine[notebook.name] = FinalScore(
-                score=float(sum(g.score or 0.0 for g in grades)),
-                auto=float(sum(g.auto_score or 0.0 for g in grades)),
-                complete=all(g.auto_score is not None for g in grades),
-            )
-    return scores
+    One query over nbgrader's models (``Grade.score`` is nbgrader's own expression of the
+    final score); walking the objects instead loads every grade on its own, ten times slower.
+    """
+    from nbgrader.api import Assignment, Grade, Notebook, SubmittedAssignment, SubmittedNotebook
+
+    rows = (
+        gb.db.query(
+            SubmittedAssignment.student_id,
+            Notebook.name,
+            Grade.score,
+            Grade.auto_score,
+            Grade.max_score,
+        )
+        .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+        .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+        .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
+        .outerjoin(Grade, Grade.notebook_id == SubmittedNotebook.id)  # keeps an ungraded one
+        .filter(Assignment.name == assignment)
+    )
+    sums: dict = {}
+    for student, notebook, score, auto, most in rows:
+        entry = sums.setdefault(student, {}).setdefault(notebook, [0.0, 0.0, True])
+        if most:
+            entry[0] += score or 0.0
+            entry[1] += auto or 0.0
+            entry[2] = entry[2] and auto is not None
+    return {
+        student: {name: FinalScore(*entry) for name, entry in notebooks.items()}
+        for student, notebooks in sums.items()
+    }
 
 
 # --- the assignment, as nbgrader's generate_assignment writes it -------------------------------

@@ -4,8 +4,8 @@ gradebook holds it once the run is done.
 A score is nbgrader's (a grader's manual score where one was given in formgrader, else the
 autograde, plus extra credit), so the table agrees with formgrader and the exports; a ``*``
 marks a notebook whose score a grader changed by hand. How each notebook went (not handed
-in, not graded in full, flagged) comes from the students' grading records. Standard library
-only; the caller reads the gradebook and the records.
+in, not graded in full, flagged) comes from the students' grading records. The caller reads
+the gradebook and the records; this module only lays them out.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _short(notebook: str) -> str:
 def _headline(assignment, graded, unchanged, seconds, workers) -> str:
     """``decomp: 12 students graded in 1 min 5 s (2 workers), 26 unchanged (...)``."""
     line = (
-        f"{assignment}: {graded} students graded in {duration(seconds)} "
+        f"{assignment}: {graded} student{'s' if graded != 1 else ''} graded in {duration(seconds)} "
         f"({workers} worker{'s' if workers != 1 else ''}), {unchanged} unchanged"
     )
     if unchanged:
