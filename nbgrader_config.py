@@ -1,9 +1,13 @@
 """nbgrader settings for the decompkit course (read by every nbgrader command run here)."""
 
+import os
+
 c = get_config()  # noqa: F821 - injected by nbgrader/traitlets when this file is loaded
 
 c.CourseDirectory.course_id = "decomp"
-c.CourseDirectory.root = "."
+# The course is this file's folder, as an absolute path: given ".", nbgrader warns at every
+# command that the root is not absolute (traitlets sets __file__ when it loads this file).
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
 

@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -109,3 +111,57 @@ def test_forced_release_keeps_the_edited_copy(tmp_path):
     assert kept.read_bytes() == edited
     assert target.read_bytes() == RELEASED[0].read_bytes()
     assert not release._edited(root, json.loads((root / release.MANIFEST).read_text()))
+
+
+def test_a_second_release_writes_nothing_and_says_so(tmp_path, capsys):
+    root = _course_copy(tmp_path)
+    release.release(root)
+    capsys.readouterr()
+    before = {p: p.stat().st_mtime_ns for p in (root / "notebooks").rglob("*.ipynb")}
+    assert release.main(["--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "wrote" not in out
+    assert out.splitlines() == [f"unchanged: {len(RELEASED)} notebooks already as released"]
+    assert {p: p.stat().st_mtime_ns for p in before} == before  # not even rewritten
+
+
+def test_release_writes_only_the_notebook_that_changed(tmp_path, capsys):
+    root = _course_copy(tmp_path)
+    release.release(root)
+    source = root / "solutions" / "decomp" / RELEASED[0].name
+    nb = nbformat.read(source, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("A new first line."))
+    nbformat.write(nb, source)
+    capsys.readouterr()
+    assert release.main(["--root", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"wrote {root / 'notebooks' / 'decomp' / RELEASED[0].name}",
+        f"unchanged: {len(RELEASED) - 1} notebooks already as released",
+    ]
+
+
+def test_release_outside_a_course_is_one_line(tmp_path, capsys):
+    assert release.main(["--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {tmp_path} is not a course folder (no nbgrader_config.py or solutions); "
+        "check --root\n"
+    )
+
+
+def test_nbgrader_is_given_an_absolute_course_root(tmp_path):
+    """nbgrader warned "root '.' is not absolute" at every command run in the course."""
+    root = _course_copy(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "db", "student", "list"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "not absolute" not in done.stdout + done.stderr
+    from decompkit.course.settings import load_config
+
+    assert load_config(root).CourseDirectory.root == str(root)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.ids import IdError, normalise_id
+from .arguments import Parser
 from .downloads import (
     MAX_BYTES,
     MAX_ENTRIES,
@@ -144,11 +145,9 @@ def _notebooks(root: Path, assignment: str) -> list[str]:
         found = sorted(p.stem for p in source.glob("*.ipynb"))
         if found:
             return found
-    known = (
-        sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir())
-        if (root / "solutions").is_dir()
-        else []
-    )
+    if not (root / "solutions").is_dir():
+        raise ValueError(f"{root} is not a course folder (no solutions/ in it); check --root")
+    known = sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir())
     hint = f" (assignments here: {', '.join(known)})" if known else ""
     raise ValueError(f"no assignment {assignment!r} in solutions/{hint}; check the name")
 
@@ -381,7 +380,7 @@ def _positive(kind):
 
 def main(argv=None) -> int:
     """Command line: collect an LMS download; see the module docstring."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m decompkit.course collect",
         description="File an LMS download (zip) into submitted/<id>/<assignment>/.",
     )

@@ -15,7 +15,6 @@ accepted here.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import sys
@@ -24,6 +23,7 @@ from typing import NamedTuple
 
 from ..exercises.ids import LECTURE, IdError, normalise_id
 from ..exercises.params import EXERCISES, params
+from .arguments import Parser
 
 __all__ = ["GRADE_CELLS", "FILES", "KeyRow", "answer_key", "parameters", "write_csv", "main"]
 
@@ -158,9 +158,7 @@ def _submitted(root: Path) -> list[str]:
 
 def main(argv=None) -> int:
     """Command line: print one student's key, or write the class's key as CSV."""
-    parser = argparse.ArgumentParser(
-        prog="python -m decompkit.course key", description=__doc__.split("\n")[0]
-    )
+    parser = Parser(prog="python -m decompkit.course key", description=__doc__.split("\n")[0])
     parser.add_argument("students", nargs="*", help="ids (default for --csv: submitted/<id>/)")
     parser.add_argument("--csv", type=Path, help="write the class's key to this file")
     parser.add_argument("--notebook", action="append", choices=sorted(EXERCISES))

@@ -9,20 +9,34 @@ release are kept in ``.release-manifest.json`` at the course root.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .arguments import Parser
 from .gradebook import prepare_gradebook
 
-__all__ = ["ASSIGNMENTS", "EditedNotebookError", "MANIFEST", "generate", "release", "main"]
+__all__ = [
+    "ASSIGNMENTS",
+    "EditedNotebookError",
+    "MANIFEST",
+    "NotACourseError",
+    "Released",
+    "generate",
+    "release",
+    "main",
+]
 
 MANIFEST = ".release-manifest.json"
 ASSIGNMENTS = ("decomp", "lab")
+
+
+class NotACourseError(ValueError):
+    """The folder given as the course root holds no ``nbgrader_config.py`` or ``solutions/``."""
 
 
 class EditedNotebookError(RuntimeError):
@@ -75,15 +89,32 @@ def _keep_copy(path: Path) -> Path:
     return kept
 
 
-def release(root: Path, *, force: bool = False) -> list[Path]:
+@dataclass(frozen=True)
+class Released:
+    """What a release did: ``written`` notebooks (new or with new content) and those whose
+    content was already what nbgrader generates (``unchanged``, left untouched)."""
+
+    written: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+
+
+def release(root: Path, *, force: bool = False) -> Released:
     """Regenerate ``notebooks/`` from ``solutions/``; refuse to overwrite edited notebooks.
+
+    A notebook whose content is already what nbgrader generates is left as it is (its
+    modification time too, so an open JupyterLab tab does not see it change).
 
     Raises
     ------
+    NotACourseError
+        When ``root`` holds no ``nbgrader_config.py`` or no ``solutions/``.
     EditedNotebookError
         When a released notebook differs from the last release and ``force`` is false.
     """
     root = Path(root).resolve()
+    missing = [n for n in ("nbgrader_config.py", "solutions") if not (root / n).exists()]
+    if missing:
+        raise NotACourseError(f"{root} is not a course folder (no {' or '.join(missing)})")
     manifest_path = root / MANIFEST
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     edited = _edited(root, manifest)
@@ -91,28 +122,33 @@ def release(root: Path, *, force: bool = False) -> list[Path]:
         raise EditedNotebookError(edited)
     for path in edited:
         print(f"kept your edited copy as {_keep_copy(path).relative_to(root)}")
+    result = Released()
     with tempfile.TemporaryDirectory(prefix="decompkit-out-") as staging:
         staging = Path(staging)
         fresh: dict[str, Path] = {}
         for assignment in ASSIGNMENTS:
             for path in generate(root, assignment, staging / assignment):
                 fresh[f"notebooks/{path.relative_to(staging).as_posix()}"] = path
-        written = []
         for rel, path in fresh.items():
             target = root / rel
+            if target.is_file() and target.read_bytes() == path.read_bytes():
+                result.unchanged.append(target)
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
-            written.append(target)
+            result.written.append(target)
     new_manifest = {
-        p.relative_to(root).as_posix(): _sha(p) for p in written if p.suffix == ".ipynb"
+        p.relative_to(root).as_posix(): _sha(p)
+        for p in [*result.written, *result.unchanged]
+        if p.suffix == ".ipynb"
     }
     manifest_path.write_text(json.dumps(new_manifest, indent=1, sort_keys=True) + "\n")
-    return written
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m decompkit.course release [--force] [--root FOLDER]``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m decompkit.course release",
         description="Regenerate notebooks/ from solutions/ (edited notebooks are never lost).",
     )
@@ -122,9 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=".", help="course root (default: current folder)")
     args = parser.parse_args(argv)
     try:
-        for path in release(Path(args.root), force=args.force):
-            print(f"wrote {path}")
+        result = release(Path(args.root), force=args.force)
+    except NotACourseError as error:
+        print(f"error: {error}; check --root", file=sys.stderr)
+        return 2
     except EditedNotebookError as error:
         print(error, file=sys.stderr)
         return 1
+    for path in result.written:
+        print(f"wrote {path}")
+    count = len(result.unchanged)
+    if count:
+        print(f"unchanged: {count} notebook{'s' if count != 1 else ''} already as released")
     return 0

@@ -13,7 +13,6 @@ raises, so its cell fails as it does under grading, with the check's one line as
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.ids import LECTURE
+from .arguments import Parser
 
 __all__ = ["Report", "self_check", "numbers_line", "main"]
 
@@ -196,13 +196,17 @@ def _why(error: Exception, path, timeout: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Command line: print whose numbers and every check of each notebook; 1 unless all are
     on track, 2 when a notebook could not be run (one line says why)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m decompkit.course check",
         description="Run notebooks and report every visible check.",
     )
     parser.add_argument("notebooks", nargs="+", help="notebook files to check")
     parser.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
     args = parser.parse_args(argv)
+    missing = [path for path in args.notebooks if not Path(path).is_file()]
+    if missing:  # before a kernel starts for the first one
+        print(f"error: no notebook {', '.join(missing)}; check the path", file=sys.stderr)
+        return 2
     status = 0
     for path in args.notebooks:
         try:
