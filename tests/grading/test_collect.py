@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 import zipfile
 
@@ -199,3 +200,41 @@ def test_the_answer_key_accepts_every_id_the_grader_grades(raw):
     graded_as = normalise_id(raw)
     assert answer_key(raw, ["chain"]) == answer_key(graded_as, ["chain"])
     assert answer_key(raw, ["chain"])[0].student == graded_as
+
+
+def test_a_notebook_without_a_student_is_refused_for_the_student(tmp_path, capsys):
+    root = _course(tmp_path)
+    download = root / "downloaded" / "decomp" / "archive" / "bare.zip"
+    _zip(download, [(f"{CHAIN}.ipynb", NEW, "bare chain"), ("notes.ipynb", NEW, "notes")])
+    assert collecting.main(["decomp", "--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"bare.zip:{CHAIN}.ipynb: no student in its name" in out
+    assert "notes.ipynb: no notebook of the assignment in its name" in out
+    lone = tmp_path / f"{CHAIN}.ipynb"
+    lone.write_bytes(_notebook("lone chain"))
+    assert collecting.main(["decomp", "--root", str(root), "--from", str(lone)]) == 1
+    out = capsys.readouterr().out
+    assert f"{CHAIN}.ipynb: a notebook on its own, with no student in its name" in out
+    assert "zip" not in out.split("NOT placed")[1]
+    assert not (root / "submitted").exists()
+
+
+def test_collecting_the_same_download_again_lists_only_what_changed(collected, capsys):
+    root, _, first = collected
+    assert "s2003-old" not in first  # the entries' tags never show; their names do
+    again = [*DOWNLOAD, ("s2099_01-chain-reliability.ipynb", NEW, "s2099 chain")]
+    _zip(root / "downloaded" / "decomp" / "archive" / "submissions-2.zip", again)
+    collecting.main(["decomp", "--root", str(root)])
+    out = capsys.readouterr().out
+    placed, students = len(EXPECTED) + 1, len({s for s, _ in EXPECTED}) + 1
+    said = f"placed {placed} notebooks of {students} students in submitted/ (1 new, 0 replaced, "
+    assert said in out
+    assert "  new: s2099 (01-chain-reliability)\n" in out
+    # the first download's copies of the second are counted, not listed; nor are the older
+    # uploads set aside again for the same files
+    duplicates = [line for line in out.splitlines() if "identical copies" in line]
+    assert len(duplicates) == 1
+    assert re.fullmatch(r"  \d+ identical copies counted once", duplicates[0])
+    assert "(kept " not in out
+    assert "doejane" not in out and "s2005" not in out
+    assert len(out.splitlines()) < 15, out

@@ -318,25 +318,41 @@ def _write_manifest(base: Path, result: Collection, chosen: dict) -> None:
 
 
 def report(result: Collection) -> str:
-    """The collection in words: what was placed, what was set aside, what was left out."""
-    states = {s: sum(1 for _, t in result.placed if t == s) for s in ("new", "replaced")}
-    unchanged = len(result.placed) - sum(states.values())
+    """The collection in words: what changed in ``submitted/`` (new and replaced notebooks,
+    by student; the unchanged counted), what was set aside, what was left out. A download
+    collected again, or beside a later one, adds a line only for what it changed."""
+    changed: dict[str, dict[str, list]] = {"new": {}, "replaced": {}}
+    for entry, state in result.placed:
+        if state in changed:
+            changed[state].setdefault(entry.student, []).append(entry.notebook)
+    counts = {s: sum(len(n) for n in changed[s].values()) for s in changed}
+    unchanged = len(result.placed) - sum(counts.values())
     students = len({e.student for e, _ in result.placed})
     formats = ", ".join(f"{k} {v}" for k, v in sorted(result.formats.items())) or "none"
     lines = [
         f"collect {result.assignment}: {len(result.downloads)} download(s), file names read as "
         f"{formats}",
         f"  placed {len(result.placed)} notebooks of {students} students in submitted/ "
-        f"({states['new']} new, {states['replaced']} replaced, {unchanged} unchanged)",
+        f"({counts['new']} new, {counts['replaced']} replaced, {unchanged} unchanged)",
     ]
+    kept = f"the old copy is kept in downloaded/{result.assignment}/replaced/"
+    for state, said in (("new", "new"), ("replaced", f"replaced ({kept})")):
+        if changed[state]:
+            named = [f"{s} ({', '.join(n)})" for s, n in sorted(changed[state].items())]
+            lines.append(f"  {said}: {few(named, 12)}")
     lines += [f"  {line}" for line in result.renamed]
+    states = {id(e): state for e, state in result.placed}
+    moved = [(old, new) for old, new in result.superseded if states.get(id(new)) != "unchanged"]
     if result.superseded:
-        lines.append(f"  set aside {len(result.superseded)} older uploads (the latest was kept):")
-        lines += [f"    {old.origin}  (kept {new.origin})" for old, new in result.superseded]
+        count = len(result.superseded)
+        some = "; those of what changed" if moved and len(moved) < count else ""
+        lines.append(f"  set aside {count} older uploads (the latest was kept){some}")
+        if moved:
+            lines[-1] += ":"
+            lines += [f"    {old.origin}  (kept {new.origin})" for old, new in moved]
     if result.duplicates:
-        lines.append(f"  {len(result.duplicates)} identical copies counted once:")
-        lines += [f"    {e.origin}" for e in result.duplicates]
-    late = sorted({e.student for e, _ in result.placed if e.late})
+        lines.append(f"  {len(result.duplicates)} identical copies counted once")
+    late = sorted({e.student for e, state in result.placed if e.late and state != "unchanged"})
     if late:
         lines.append(f"  marked late by the LMS: {', '.join(late)}")
     if result.ignored:

@@ -48,6 +48,11 @@ MAX_STUDENTS = 2_000
 #: Bytes of notebooks read from one download together (all of it is held in memory).
 MAX_TOTAL_BYTES = 2_000_000_000
 NOT_A_NOTEBOOK = "not a notebook"
+#: Why a notebook given as a download of its own is not filed: the student is missing.
+LONE_NOTEBOOK = (
+    "a notebook on its own, with no student in its name; rename it <id>_<notebook>.ipynb, "
+    "or put it in a folder named for the student, and collect that"
+)
 #: What reading a damaged, encrypted or lying zip entry (or a vanishing file) raises.
 _UNREADABLE = (
     zipfile.BadZipFile,
@@ -209,6 +214,8 @@ def read_download(path, limits: Limits | None = None) -> Download:
         reader.refuse("", _link(_text(os.readlink(reader.path))))
     elif reader.path.is_dir():
         reader.folder()
+    elif reader.path.suffix.lower() == ".ipynb" and not zipfile.is_zipfile(reader.path):
+        reader.refuse("", LONE_NOTEBOOK)
     else:
         reader.zip()
     return reader.done()
