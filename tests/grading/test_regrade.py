@@ -76,7 +76,7 @@ def _record(root, student: str) -> dict:
     return json.loads((root / "records" / "decomp" / f"{student}.json").read_text())
 
 
-def _give_manual_point(root, student: str) -> str:
+def _give_manual_point(root, student: str) -> None:
     """A grader's manual score one point above the autograde on a cell that scored 0."""
     from nbgrader.api import Gradebook
 
@@ -85,7 +85,6 @@ def _give_manual_point(root, student: str) -> str:
         grade = next(g for g in notebook.grades if g.max_score and not g.auto_score)
         grade.manual_score = 1.0
         gb.db.commit()
-        return grade.name
 
 
 def _says(run: dict, graded: int, unchanged: int) -> bool:
@@ -117,7 +116,7 @@ def week(tmp_path_factory):
     runs["again records"] = {s: _record(root, s) for s in ("ada", "bob", "cy")}
     # A week later: a manual point for bob, cy hands in again, dee is late, and ada's record
     # is from a kit that wrote no fingerprint.
-    runs["manual cell"] = _give_manual_point(root, "bob")
+    _give_manual_point(root, "bob")
     _write(root, "cy", _slow(submission(CHAIN)))
     _write(root, "dee", _slow(submission(CHAIN)))
     old = _record(root, "ada")
@@ -155,9 +154,7 @@ def test_the_record_holds_what_the_grade_depends_on(week):
     assert set(stored) == {"kit", "assignment", "settings", "submission"}
     assert all(re.fullmatch(r"[0-9a-f]{64}", v) for v in stored.values())
     others = [runs["first records"][s]["fingerprint"] for s in ("bob", "cy")]
-    assert {f["submission"] for f in others} | {stored["submission"]} == {
-        f["submission"] for f in [stored, *others]
-    } and len({f["submission"] for f in [stored, *others]}) == 3
+    assert len({f["submission"] for f in [stored, *others]}) == 3  # one a student
     assert all(
         f["kit"] == stored["kit"] and f["assignment"] == stored["assignment"] for f in others
     )
