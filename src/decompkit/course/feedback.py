@@ -274,13 +274,28 @@ def _write_in_worker(student: str, fingerprint: str):
     return student, _STATE["writer"].write(student, fingerprint), os.getpid()
 
 
+def _add_default_course(request) -> None:
+    """nbgrader's ``GetGrades`` opens the gradebook as the course ``default_course`` and adds
+    that course the first time (a write): done here once, so that two workers never race to
+    add it."""
+    from nbgrader.api import Gradebook
+
+    database = request.root / "gradebook.db"
+    if database.is_file():
+        with Gradebook(f"sqlite:///{database}"):
+            pass
+
+
 def _write_all(request, prints: dict, stale: list[str], workers: int):
     """Yield ``(student, pages, pid)`` as each student's pages are written."""
-    if workers <= 1 or len(stale) <= 1:
+    if not stale:
+        return
+    if workers <= 1 or len(stale) == 1:
         writer = PageWriter(request)
         for student in stale:
             yield student, writer.write(student, prints[student]), os.getpid()
         return
+    _add_default_course(request)
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(stale)),

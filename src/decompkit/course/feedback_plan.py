@@ -374,6 +374,7 @@ def write_stamp(request: Request, student: str, fingerprint: str) -> Path:
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=".stamp-", suffix=".tmp")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump({"fingerprint": fingerprint, "pages": pages}, out)
+    os.chmod(temporary, 0o644)  # as nbgrader leaves the pages beside it (not mkstemp's 0600)
     target = folder / STAMP
     os.replace(temporary, target)
     return target
