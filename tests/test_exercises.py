@@ -142,7 +142,8 @@ def test_every_graded_item_is_in_the_key_and_passes_its_own_check(name, student,
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(exercise.items)
     for item, line in zip(exercise.items, lines, strict=True):
-        assert line.startswith(f"[ok] {item.title}: "), line
+        mark = "[?]" if item.form_only else "[ok]"  # a form-only check never says right
+        assert line.startswith(f"{mark} {item.title}: "), line
 
 
 @pytest.mark.parametrize("name", list(EXERCISES))
@@ -329,7 +330,7 @@ def test_a_malformed_answer_gets_a_verdict_never_an_exception(name):
                 for judged in (exercise.diagnose, exercise.visible):
                     verdict = judged(item.key, answer, P)
                     assert isinstance(verdict, Diagnosis)
-                    assert verdict.status in ("invalid", "off", "ok"), (item, answer, verdict)
+                    assert verdict.status in ("invalid", "off", "ok", "answered"), (item, verdict)
             assert exercise.diagnose(item.key, None, P).status == "unanswered"
             assert exercise.visible(item.key, None, P).status == "unanswered"
 
@@ -466,8 +467,10 @@ def test_a_two_way_item_shows_its_form_only_and_the_grader_still_sees_the_value(
             wrong = set(list(harness.REVISIONS)[:2])
         seen_right = exercise.visible(item.key, right, P)
         seen_wrong = exercise.visible(item.key, wrong, P)
-        assert seen_right == seen_wrong and seen_right.ok, (item, seen_right, seen_wrong)
-        assert "graded when you hand in" in seen_right.message
+        # the same verdict for right and wrong, and never "[ok]": a first-year reads it as right
+        assert seen_right == seen_wrong, (item, seen_right, seen_wrong)
+        assert seen_right.status == "answered" and not seen_right.ok, seen_right
+        assert "right or wrong shows only when you hand in" in seen_right.message
         assert exercise.diagnose(item.key, wrong, P).status == "off"
         assert exercise.visible(item.key, "maybe", P).status == "invalid"
 
@@ -508,7 +511,7 @@ def test_in_strict_mode_an_off_answer_fails_the_cell_with_its_one_line(monkeypat
     chain.check(
         "other_check_helps", not chain.key(params("chain"))["other_check_helps"], params("chain")
     )
-    assert capsys.readouterr().out.startswith("[ok] B6 other_helps: True or False, as asked;")
+    assert capsys.readouterr().out.startswith("[?] B6 other_helps: True or False, as asked;")
 
 
 def test_a_gate_opens_only_on_answers_that_are_on_track(monkeypatch, capsys):

@@ -20,7 +20,7 @@ from .checks import (
     judge_number,
 )
 from .contract import Diagnosis, Exercise, Item
-from .page import NumbersDisplay, report
+from .page import GRADED_LATER, NumbersDisplay, report
 from .support import cached_key, grid, known_item, mistake_clashes
 
 __all__ = [
@@ -390,12 +390,12 @@ def form(item: str, answer, P: ChainParams) -> Diagnosis:
         verdict = judge_bool(answer, True)
         if verdict.status == "invalid":
             return verdict
-        return Diagnosis("ok", "True or False, as asked; graded when you hand in")
+        return Diagnosis("answered", f"True or False, as asked; {GRADED_LATER}")
     choices = ["formal", "semantic"] if item == "check_kinds" else ["artifact", "narration"]
     problem = form_choices(answer, CHECK_ITEMS, choices)
     if problem is not None:
         return problem
-    return Diagnosis("ok", "a word for every check, as asked; graded when you hand in")
+    return Diagnosis("answered", f"a word for every check, as asked; {GRADED_LATER}")
 
 
 def check(item: str, answer, P: ChainParams) -> None:

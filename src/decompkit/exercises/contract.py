@@ -24,7 +24,7 @@ __all__ = ["Exercise", "Item", "Diagnosis", "STATUSES", "KINDS", "LECTURE_HINT",
 
 #: What a diagnosis can say: right (within the tolerance), wrong, right but rounded too far,
 #: still the placeholder ``None``, or not an answer of the kind asked (wrong type, not a choice).
-STATUSES = ("ok", "off", "close", "unanswered", "invalid")
+STATUSES = ("ok", "off", "close", "unanswered", "invalid", "answered")
 
 #: What a graded item compares: one number, a yes/no, one choice, a choice per entry, a set,
 #: a topological order, a sequence whose order matters, a mapping of sets, a matrix, a plan.
@@ -129,7 +129,7 @@ class Diagnosis:
     >>> Diagnosis("wrong", "?")
     Traceback (most recent call last):
     ...
-    ValueError: status must be one of ('ok', 'off', 'close', 'unanswered', 'invalid'), got 'wrong'
+    ValueError: status must be one of ('ok', 'off', ..., 'answered'), got 'wrong'
     """
 
     status: str

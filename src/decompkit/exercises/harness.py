@@ -38,7 +38,7 @@ from .checks import (
     read_set,
 )
 from .contract import Diagnosis, Exercise, Item
-from .page import NumbersDisplay, report
+from .page import GRADED_LATER, NumbersDisplay, report
 from .support import cached_key, grid, known_item, mistake_clashes, text_table
 
 __all__ = [
@@ -497,17 +497,17 @@ def _refused_form(answer) -> Diagnosis | None:
 def form(item: str, answer, P: HarnessParams) -> Diagnosis:
     """What the visible check of a legal/illegal, refused or lower/higher item says: the
     form only (naming what is off would give the answer away); the hidden tests grade it."""
-    graded = "as asked; graded when you hand in"
+    graded = f"as asked; {GRADED_LATER}"
     if item == "moves":
         problem = form_choices(answer, MOVES, ["legal", "illegal"])
-        return problem or Diagnosis("ok", f"a word for every move, {graded}")
+        return problem or Diagnosis("answered", f"a word for every move, {graded}")
     if item == "refused":
         problem = _refused_form(answer)
-        return problem or Diagnosis("ok", f"a set of proposals, {graded}")
+        return problem or Diagnosis("answered", f"a set of proposals, {graded}")
     verdict = judge_choice(answer, _CLUSTERED[0], _CLUSTERED)
     if verdict.status == "invalid":
         return verdict
-    return Diagnosis("ok", f"one of the three words, {graded}")
+    return Diagnosis("answered", f"one of the three words, {graded}")
 
 
 def check(item: str, answer, P: HarnessParams) -> None:

@@ -31,7 +31,9 @@ __all__ = ["earned", "strict", "STRICT_VARIABLE"]
 
 #: Environment variable that turns strict mode on (``kit.py check`` sets it for its kernel).
 STRICT_VARIABLE = "DECOMPKIT_STRICT"
-_MARKS = {"ok": "[ok]", "unanswered": "[ ]"}
+_MARKS = {"ok": "[ok]", "unanswered": "[ ]", "answered": "[?]"}
+#: What a check that confirms an answer's form only adds: it cannot say right or wrong.
+GRADED_LATER = "right or wrong shows only when you hand in"
 
 
 def strict() -> bool:
@@ -165,7 +167,7 @@ def earned(P, *, exercise: Exercise | None = None, **answers) -> bool:
     closed = []
     for name, answer in answers.items():
         item = exercise.item_of_name(name)
-        if not exercise.visible(item.key, answer, P).ok:
+        if exercise.visible(item.key, answer, P).status not in ("ok", "answered"):
             closed.append(item)
     if not closed:
         return True
