@@ -39,6 +39,8 @@ KEEPER = textwrap.dedent(
     PR_SET_CHILD_SUBREAPER = 36
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     report, grace, command = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+    if os.environ.pop("KEEPER_IGNORES_SIGINT", ""):  # as a script's `command &` starts it
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     run = subprocess.Popen(command, start_new_session=True)
     status = run.wait()
 
@@ -127,9 +129,10 @@ def _grader(keeper: int, deadline: float) -> int:
     raise AssertionError("the grader did not start")
 
 
-def _stop(course, tmp_path, moment: str, how: int, workers: int = 2, kit: bool = False):
-    """Run the grader under the keeper (through ``kit.py grade`` if ``kit``), stop it (or
-    kit.py) ``how`` at ``moment``; what the keeper saw."""
+def _stop(course, tmp_path, moment, how, workers=2, kit=False, background=False):
+    """Run the grader under the keeper (through ``kit.py grade`` if ``kit``; with Ctrl-C
+    ignored if ``background``), stop it (or kit.py) ``how`` at ``moment``; what the keeper
+    saw."""
     report = tmp_path / "left.json"
     start = ["python3", str(ROOT / "kit.py")] if kit else [sys.executable, "-m", "decompkit.course"]
     command = [*start, "grade", "decomp", "--root", str(course), "--workers", str(workers),
@@ -139,6 +142,7 @@ def _stop(course, tmp_path, moment: str, how: int, workers: int = 2, kit: bool =
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "KEEPER_IGNORES_SIGINT": "1" if background else ""},
     )
     deadline = time.monotonic() + 120
     _grader(keeper.pid, deadline)
@@ -196,6 +200,15 @@ def test_no_process_of_the_run_outlives_it(course, tmp_path, moment, how):
 
 def test_one_worker_ends_its_warm_process_on_a_terminate(course, tmp_path):
     left, running, out, err = _stop(course, tmp_path, "class", signal.SIGTERM, workers=1)
+    assert any("forkserver" in c for _, c in running), running
+    assert left["survivors"] == [], err[-3000:]
+    assert left["status"] == 143, err[-3000:]
+    assert "Traceback" not in out + err, err[-3000:]
+
+
+def test_a_run_started_in_the_background_stops_on_a_terminate(course, tmp_path):
+    """A shell script's ``command &`` starts it with Ctrl-C ignored; SIGTERM still stops it."""
+    left, running, out, err = _stop(course, tmp_path, "class", signal.SIGTERM, background=True)
     assert any("forkserver" in c for _, c in running), running
     assert left["survivors"] == [], err[-3000:]
     assert left["status"] == 143, err[-3000:]

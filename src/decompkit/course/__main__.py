@@ -135,6 +135,8 @@ def _terminate(number, _frame) -> None:
     """SIGTERM: stop as Ctrl-C does. It is passed on as SIGINT to the main thread, so a part
     of the command that holds Ctrl-C back (a student being written) holds it back as well."""
     _stopped_by[0] = number
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a script's `command &` ran it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
