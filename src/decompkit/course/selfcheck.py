@@ -25,7 +25,7 @@ from .arguments import Parser
 
 __all__ = ["Report", "self_check", "numbers_line", "main"]
 
-_MARKS = {"ok": "ok  ", "unanswered": "todo", "failed": "FAIL"}
+_MARKS = {"ok": "ok  ", "answered": " ?  ", "unanswered": "todo", "failed": "FAIL"}
 _PROBE_MARK = "DECOMPKIT-NUMBERS "
 #: The last cell the self-check adds: which id the notebook's numbers came from.
 _PROBE = f"""
@@ -50,7 +50,9 @@ class Report:
     Attributes
     ----------
     verdicts : dict
-        ``{grade_id: (status, message)}``, status ``"ok"``, ``"unanswered"`` or ``"failed"``;
+        ``{grade_id: (status, message)}``, status ``"ok"``, ``"answered"`` (a check of the
+        answer's form only: right or wrong is graded after hand-in), ``"unanswered"`` or
+        ``"failed"``;
         the message is the check's line without its mark (``"B1 p_prime: on track"``).
     student : str or None
         The id whose numbers the notebook used; None for the lecture's numbers.
@@ -72,12 +74,12 @@ class Report:
     @property
     def on_track(self) -> bool:
         """Whether every check is on track."""
-        return all(state == "ok" for state, _ in self.verdicts.values())
+        return all(state in ("ok", "answered") for state, _ in self.verdicts.values())
 
 
 def _strip_note(line: str) -> str:
     """A check's line without its mark and without the closing ``[numbers of ...]``."""
-    for mark in ("[ok] ", "[x] ", "[ ] "):
+    for mark in ("[ok] ", "[?] ", "[x] ", "[ ] "):
         if line.startswith(mark):
             line = line[len(mark) :]
             break
@@ -89,7 +91,7 @@ def _strip_note(line: str) -> str:
 def _verdict(cell) -> tuple[str, str]:
     errors = [o for o in cell.outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-    lines = [x for x in text.splitlines() if x.startswith(("[ok] ", "[x] ", "[ ] "))]
+    lines = [x for x in text.splitlines() if x.startswith(("[ok] ", "[?] ", "[x] ", "[ ] "))]
     if errors:
         error = errors[0]
         if error.ename == "CheckFailed" and error.traceback:
@@ -100,6 +102,8 @@ def _verdict(cell) -> tuple[str, str]:
     if any(x.startswith("[ ] ") for x in lines) or "not answered yet" in text:
         line = next((x for x in lines if x.startswith("[ ] ")), "not answered yet")
         return "unanswered", _strip_note(line)
+    if any(x.startswith("[?] ") for x in lines):
+        return "answered", _strip_note(next(x for x in lines if x.startswith("[?] ")))
     line = next((x for x in lines if x.startswith("[ok] ")), "on track")
     return "ok", _strip_note(line)
 
