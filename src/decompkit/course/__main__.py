@@ -14,10 +14,8 @@
 ``python3 kit.py release|check|collect|grade|key|feedback|export|report`` runs these inside the
 kit's environment. Each command's own ``--help`` lists its options.
 
-A command's module is imported only when it runs, so a mistake in the arguments of a light
-command is one line before nbgrader or matplotlib is imported. Ctrl-C (SIGINT) and a
-terminate (SIGTERM) stop a command the same orderly way: it prints one line that says what
-was kept, never a traceback, and exits 130 or 143 (128 + the signal's number).
+Ctrl-C and a terminate (SIGTERM) stop a command in the same orderly way: one line says what
+was kept, and the exit status is 130 or 143. A mistake in the arguments is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -26,6 +24,9 @@ import os
 import signal
 import sys
 import threading
+
+# Each command's module is imported only when it runs: a mistake in the arguments of a light
+# command is found before nbgrader or matplotlib is imported.
 
 
 def _release(argv):
