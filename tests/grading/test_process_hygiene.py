@@ -7,8 +7,8 @@ in the middle of the class) in one of three ways: SIGINT to its process group (w
 in a terminal sends), SIGTERM to the grader (a service manager, ``kill``), SIGKILL to the
 grader (an out-of-memory kill, a crash). Once the grader has ended, no process of the run may
 be left; a stop the grader sees prints one line, never a traceback, and exits 130 or 143.
-The same holds through ``python3 kit.py grade`` (Ctrl-C; a terminate of kit.py is marked
-as expected to fail until kit.py passes SIGTERM on to its child).
+The same holds through ``python3 kit.py grade`` (Ctrl-C; a terminate or a kill of kit.py
+is marked as expected to fail until kit.py ends its child with it).
 """
 
 from __future__ import annotations
@@ -220,16 +220,28 @@ KIT_TERM = pytest.mark.xfail(
     reason="kit.py dies of SIGTERM and leaves its child running: kit.py's _run must pass "
     "SIGTERM on to the command (which then stops as after Ctrl-C) and wait for it",
 )
+KIT_KILL = pytest.mark.xfail(
+    strict=True,
+    reason="kit.py killed outright leaves its child running: kit.py must start the command "
+    "with PR_SET_PDEATHSIG = SIGTERM (a preexec_fn), so that it stops as after Ctrl-C",
+)
 
 
 @pytest.mark.parametrize(
     "how",
-    [signal.SIGINT, pytest.param(signal.SIGTERM, marks=KIT_TERM)],
-    ids=["SIGINT", "SIGTERM"],
+    [
+        signal.SIGINT,
+        pytest.param(signal.SIGTERM, marks=KIT_TERM),
+        pytest.param(signal.SIGKILL, marks=KIT_KILL),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGKILL"],
 )
 def test_kit_py_grade_ends_every_process_of_the_run(course, tmp_path, how):
-    left, running, out, err = _stop(course, tmp_path, "class", how, kit=True)
+    # During set-up: a run left behind still has the whole class to grade, longer than GRACE.
+    left, running, out, err = _stop(course, tmp_path, "setup", how, kit=True)
     assert any("forkserver" in c for _, c in running), running
     assert left["survivors"] == [], err[-3000:]
+    if how == signal.SIGKILL:
+        return
     assert left["status"] == 128 + how, err[-3000:]
     assert "Traceback" not in out + err, err[-3000:]
