@@ -596,3 +596,16 @@ def test_the_lectures_numbers_are_the_lectures_even_where_an_id_is_known(monkeyp
     quiet = [(r.grade_id, r.answer) for r in answer_key(None)]
     monkeypatch.setenv(variable, "s4242")
     assert [(r.grade_id, r.answer) for r in answer_key(None)] == quiet
+
+
+@pytest.mark.parametrize("name", ["dag", "trace"])
+def test_a_negative_time_or_count_is_told_it_cannot_be(name):
+    from decompkit.exercises.checks import NEVER_NEGATIVE
+
+    exercise, P = EXERCISES[name], params(name, "s0007")
+    key = exercise.key(P)
+    numbers = [i for i in exercise.items if i.kind == "number" and isinstance(key[i.key], int)]
+    assert numbers
+    for item in numbers:
+        verdict = exercise.diagnose(item.key, -abs(key[item.key]) - 10, P)
+        assert verdict.message == NEVER_NEGATIVE, (item, verdict)

@@ -32,6 +32,7 @@ __all__ = [
     "ON_TRACK",
     "CLOSE",
     "GENERIC_OFF",
+    "NEVER_NEGATIVE",
     "unanswered",
     "read_number",
     "too_rounded",
@@ -159,6 +160,10 @@ def too_rounded(value: float, expected: float) -> bool:
             if shown != expected and math.isclose(value, shown, rel_tol=1e-9, abs_tol=1e-15):
                 return True
     return False
+
+
+#: The hint for a time, a count or a slack below zero.
+NEVER_NEGATIVE = "a time, a count or a slack is never negative"
 
 
 def judge_number(

@@ -10,12 +10,13 @@ a critical path passes when it follows edges and its durations add up to the mak
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import dag
 from ..examples import speedup
-from .checks import ON_TRACK, Mistake, judge_number, judge_order, judge_set
+from .checks import NEVER_NEGATIVE, ON_TRACK, Mistake, judge_number, judge_order, judge_set
 from .contract import Diagnosis, Exercise, Item
 from .page import NumbersDisplay, report
 from .support import (
@@ -455,6 +456,8 @@ def judge(item: str, answer, P: DagParams) -> Diagnosis:
         rtol=0,
         atol=1e-9,
         mistakes=_mistakes(item, P),
+        bounds=(0.0, math.inf),
+        bounds_hint=NEVER_NEGATIVE,
         idea=_IDEAS[item],
     )
 

@@ -9,11 +9,12 @@ for the faulty node :math:`x`, at most ``kappa_plan`` times per chain of copies.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .. import scheduler as sc
 from ..dag import ancestors, descendants
-from .checks import Mistake, judge_number, judge_set
+from .checks import NEVER_NEGATIVE, Mistake, judge_number, judge_set
 from .contract import Diagnosis, Exercise, Item
 from .page import NumbersDisplay, report
 from .support import (
@@ -443,6 +444,8 @@ def judge(item: str, answer, P: TraceParams) -> Diagnosis:
         rtol=0,
         atol=1e-9,
         mistakes=_mistakes(item, P, expected),
+        bounds=(0.0, math.inf),
+        bounds_hint=NEVER_NEGATIVE,
         idea=_IDEAS[item],
     )
 
