@@ -66,7 +66,7 @@ def _integrity(argv):
 
 
 def _feedback(argv):
-    from .feedback import main
+    from .feedback_command import main
 
     return main(argv)
 
