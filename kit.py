@@ -30,11 +30,13 @@ Standard library only, so that a bare ``python3`` is enough.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -312,13 +314,30 @@ def _environ() -> dict[str, str]:
 def _run(command: list[str]) -> int:
     """``command`` to its end. Ctrl-C in the terminal reaches the child as well, which stops
     in its own way (the grader finishes the student it holds, pytest stops its servers);
-    this process waits for that instead of killing the child a moment later."""
-    process = subprocess.Popen(command, cwd=ROOT, env=_environ())
+    this process waits for that instead of killing the child a moment later. A SIGTERM to
+    this process is passed on, and on Linux the child gets one if this process dies."""
+    linux = sys.platform.startswith("linux")
+    setup = functools.partial(_die_with, os.getpid()) if linux else None
+    process = subprocess.Popen(command, cwd=ROOT, env=_environ(), preexec_fn=setup)
+    if os.name == "posix":
+        signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
     while True:
         try:
             return process.wait()
         except KeyboardInterrupt:
             continue
+
+
+def _die_with(parent: int) -> None:
+    """In the child, before it runs: a SIGTERM when ``parent`` dies (PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _replace_process(command: list[str], env: dict[str, str] | None = None) -> int:

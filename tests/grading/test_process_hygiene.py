@@ -215,24 +215,12 @@ def test_a_run_started_in_the_background_stops_on_a_terminate(course, tmp_path):
     assert "Traceback" not in out + err, err[-3000:]
 
 
-KIT_TERM = pytest.mark.xfail(
-    strict=True,
-    reason="kit.py dies of SIGTERM and leaves its child running: kit.py's _run must pass "
-    "SIGTERM on to the command (which then stops as after Ctrl-C) and wait for it",
-)
-KIT_KILL = pytest.mark.xfail(
-    strict=True,
-    reason="kit.py killed outright leaves its child running: kit.py must start the command "
-    "with PR_SET_PDEATHSIG = SIGTERM (a preexec_fn), so that it stops as after Ctrl-C",
-)
-
-
 @pytest.mark.parametrize(
     "how",
     [
         signal.SIGINT,
-        pytest.param(signal.SIGTERM, marks=KIT_TERM),
-        pytest.param(signal.SIGKILL, marks=KIT_KILL),
+        signal.SIGTERM,
+        signal.SIGKILL,
     ],
     ids=["SIGINT", "SIGTERM", "SIGKILL"],
 )
