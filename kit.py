@@ -12,9 +12,11 @@
                             overwrites a notebook edited since the last release)
     python3 kit.py check NOTEBOOK...   run notebooks, report every check, exit 1 if any is off
     python3 kit.py collect [ASSIGNMENT]  file downloaded/<a>/archive/ into submitted/<id>/<a>/
-    python3 kit.py grade [--workers N]  autograde submitted/ into gradebook.db
+    python3 kit.py grade [--workers N]  autograde submitted/ into gradebook.db (students whose
+                            submission, solutions or kit changed; --force: everyone)
     python3 kit.py key ID... [--csv FILE]  a student's numbers and answers; the class's key
-    python3 kit.py feedback [--student ID]  feedback/<student>/decomp/*.html, always rewritten
+    python3 kit.py feedback [--student ID]  feedback/<student>/decomp/*.html of students whose
+                            grades changed (--all: every page)
     python3 kit.py export --to canvas|moodle|csv [--roster CSV]  exports/decomp-<format>.csv
     python3 kit.py report   reports/decomp/report.html (+ CSVs): what the class got wrong
     python3 kit.py nbgrader ARGS...    any nbgrader command inside the kit's environment

@@ -3,10 +3,10 @@
     release [--force] [--root DIR]        regenerate notebooks/ from solutions/
     check NOTEBOOK...                     run notebooks, report every visible check
     collect [ASSIGNMENT] [--from ZIP]     file an LMS download into submitted/<id>/
-    grade [ASSIGNMENT] [--workers N] ...  autograde submitted/ into gradebook.db
+    grade [ASSIGNMENT] [--workers N] ...  autograde what changed in submitted/ into gradebook.db
     key [ID...] [--csv FILE] ...          every student's numbers and answers
     integrity FOLDER... [--csv FILE]      the static integrity scan of submissions
-    feedback [ASSIGNMENT] [--student ID]  feedback/<student>/<assignment>/*.html, always anew
+    feedback [ASSIGNMENT] [--student ID]  feedback/<student>/<assignment>/*.html, if changed
     export [ASSIGNMENT] --to canvas|moodle|csv [--roster CSV]  grades an LMS imports
     report [ASSIGNMENT]                   reports/<assignment>/: what the class got wrong
     names [--roster CSV]                  names in gradebook.db for formgrader (else the ids)
