@@ -16,7 +16,7 @@ import time
 
 from .engine.runner import FAILED
 
-__all__ = ["Progress", "duration", "progress_line", "summary"]
+__all__ = ["Progress", "duration", "progress_line"]
 
 
 def duration(seconds: float) -> str:
@@ -117,89 +117,6 @@ def _points(value: float) -> str:
 def _short(notebook: str) -> str:
     head = notebook.split("-", 1)[0]
     return head if len(head) <= 4 else notebook[:4]
-
-
-def summary(
-    assignment, graded, notebooks, maxima, *, seconds, workers, left_out=(), troubles=()
-) -> str:
-    """The end-of-run report.
-
-    Parameters
-    ----------
-    graded : dict
-        ``{student: [NotebookOutcome, ...]}`` in the order of ``notebooks``.
-    notebooks : list of str
-        The assignment's notebooks.
-    maxima : dict
-        ``{notebook: max points}``.
-    left_out : list of str
-        One line per submission folder or file that was not graded, with the reason.
-    troubles : list of str
-        Lines about the run itself (a student that could not be graded or saved, the kit's
-        files changed).
-    """
-    graded = dict(sorted(graded.items()))
-    lines = [
-        f"{assignment}: {len(graded)} students graded in {duration(seconds)}"
-        f" ({workers} worker{'s' if workers != 1 else ''})",
-        "",
-    ]
-    if graded:
-        name_width = max(8, *(len(s) for s in graded))
-        head = [_short(n) for n in notebooks]
-        widths = [max(5, len(h) + 1) for h in head]
-        total_max = sum(maxima.values())
-        lines.append(
-            f"{'student':<{name_width}} "
-            + " ".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True))
-            + f" {'total':>7}"
-        )
-        lines.append(
-            f"{'max':<{name_width}} "
-            + " ".join(f"{_points(maxima[n]):>{w}}" for n, w in zip(notebooks, widths, strict=True))
-            + f" {_points(total_max):>7}"
-        )
-        for student, outcomes in graded.items():
-            by = {o.notebook: o for o in outcomes}
-            cells = []
-            for notebook, width in zip(notebooks, widths, strict=True):
-                outcome = by.get(notebook)
-                if outcome is None or outcome.status == "missing":
-                    cells.append(f"{'-':>{width}}")
-                    continue
-                mark = "!" if outcome.status in FAILED else ""
-                mark += "?" if getattr(outcome, "integrity", False) else ""
-                cells.append(f"{_points(sum(outcome.scores.values())) + mark:>{width}}")
-            total = sum(sum(o.scores.values()) for o in outcomes)
-            lines.append(f"{student:<{name_width}} " + " ".join(cells) + f" {_points(total):>7}")
-        lines.append("")
-        lines.append("- not handed in   ! could not be graded in full (below)   ? flagged (below)")
-    problems = [(s, o) for s, outcomes in graded.items() for o in outcomes if o.status in FAILED]
-    if problems:
-        lines += [
-            "",
-            f"Could not be graded in full ({len(problems)}): what did not run scores 0; "
-            "if the cause is on your side (a limit too short, a file to download again), "
-            "fix it and regrade with --student ID",
-        ]
-        lines += [f"  {s}  {o.notebook}: {o.message}" for s, o in problems]
-    flagged = [
-        (s, o) for s, outcomes in graded.items() for o in outcomes if getattr(o, "integrity", False)
-    ]
-    if flagged:
-        lines += [
-            "",
-            f"Flagged by the integrity scan ({len(flagged)}): graded as usual; "
-            "see integrity.txt and decide",
-        ]
-        lines += [f"  {s}  {o.notebook}: {o.integrity}" for s, o in flagged]
-    if left_out:
-        lines += ["", f"Not graded ({len(left_out)}):"]
-        lines += [f"  {line}" for line in left_out]
-    if troubles:
-        lines += ["", f"Problems of the run ({len(troubles)}):"]
-        lines += [f"  {line}" for line in troubles]
-    return "\n".join(lines) + "\n"
 
 
 def progress_line(student, outcomes) -> tuple[str, list[str], bool, bool]:

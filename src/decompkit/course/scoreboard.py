@@ -115,8 +115,8 @@ def scoreboard(
                 if notebook is not None and notebook.status in FAILED:
                     problems.append(f"  {student}  {name}: {notebook.message}")
                 elif notebook is not None and notebook.flagged:
-                    why = notebook.flags[0] if notebook.flags else notebook.message
-                    flagged.append(f"  {student}  {name}: {why}")
+                    for why in notebook.flags or [notebook.message]:
+                        flagged.append(f"  {student}  {name}: {why}")
         lines += ["", LEGEND]
     if problems:
         lines += [
@@ -129,8 +129,8 @@ def scoreboard(
     if flagged:
         lines += [
             "",
-            f"Flagged by the integrity scan ({len(flagged)}): graded as usual; "
-            "see integrity.txt and decide",
+            f"Flagged by the integrity scan or the grader ({len(flagged)}): graded as usual; "
+            "see integrity.txt and the notebook's record, and decide",
             *flagged,
         ]
     if left_out:
