@@ -14,13 +14,21 @@ def pytest_configure(config):
         os.environ.pop(name, None)
 
 
+#: The files of tests/grading that share its session-wide autograded class (the grading bank);
+#: every other file there sets up its own course and is a unit of its own.
+SHARED_GRADING = ("test_grading.py", "test_hardening.py")
+
+
 def _group(nodeid: str) -> str:
     """The share of the suite one worker runs whole: each folder of tests/ that has a
-    conftest of its own (one JupyterLab for tests/browser, one autograde run for
-    tests/grading, the hubs of tests/hub), and each other file; ``nodeid`` is pytest's
-    (``tests/browser/test_student_page.py::test_x[s1]`` belongs to ``tests/browser``)."""
+    conftest of its own (one JupyterLab for tests/browser, the hubs of tests/hub), but of
+    tests/grading only the files of :data:`SHARED_GRADING` together, and each other file;
+    ``nodeid`` is pytest's (``tests/browser/test_student_page.py::test_x[s1]`` belongs to
+    ``tests/browser``)."""
     path = nodeid.split("::", 1)[0]
     parts = path.split("/")
+    if parts[:2] == ["tests", "grading"] and parts[-1] not in SHARED_GRADING:
+        return path
     return "/".join(parts[:2]) if parts[0] == "tests" and len(parts) > 2 else path
 
 

@@ -429,7 +429,7 @@ def test(args: list[str]) -> int:
     go to one pytest as they are."""
     workers = ["-n", str(min(4, os.cpu_count() or 1))]
     if not args:
-        status = _pytest([*workers, "-m", "not alone"])
+        status = _pytest([*workers, "-m", "not alone", "--durations=25"])
         if status == PYTEST_INTERRUPTED or status < 0:  # Ctrl-C, or a signal
             return status
         return _pytest(["-m", "alone"]) or status

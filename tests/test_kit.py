@@ -155,9 +155,10 @@ def test_test_runs_the_suite_on_workers_then_the_tests_that_need_the_machine_alo
     kit.test([])
     pytest_ = [str(kit.PYTHON), "-m", "pytest"]
     workers = str(min(4, os.cpu_count()))
-    assert ran == [[*pytest_, "-n", workers, "-m", "not alone"], [*pytest_, "-m", "alone"]]
+    first = [*pytest_, "-n", workers, "-m", "not alone", "--durations=25"]
+    assert ran == [first, [*pytest_, "-m", "alone"]]
     assert capsys.readouterr().out == (
-        f"[kit] running .venv/bin/python -m pytest -n {workers} -m 'not alone'\n"
+        f"[kit] running .venv/bin/python -m pytest -n {workers} -m 'not alone' --durations=25\n"
         "[kit] running .venv/bin/python -m pytest -m alone\n"
     )
 
