@@ -427,12 +427,17 @@ def test(args: list[str]) -> int:
     pytest-xdist workers (one a core, at most 4), then the tests marked ``alone`` in one
     process on a machine left to them; ``--fast``: the unit tier on workers; other arguments
     go to one pytest as they are."""
-    workers = ["-n", str(min(4, os.cpu_count() or 1))]
+    cores = os.cpu_count() or 1
+    workers = ["-n", str(min(4, cores))]
     if not args:
-        status = _pytest([*workers, "-m", "not alone", "--durations=25"])
+        # One worker more than cores: the end-to-end tests spend much of their time waiting
+        # (a kernel's sleep, a hub's start, a page's redraw). The tests marked alone live in
+        # tests/browser (a test checks it), so only that folder is collected for them.
+        more = ["-n", str(min(4, cores + 1))]
+        status = _pytest([*more, "-m", "not alone", "--durations=25"])
         if status == PYTEST_INTERRUPTED or status < 0:  # Ctrl-C, or a signal
             return status
-        return _pytest(["-m", "alone"]) or status
+        return _pytest([ALONE_TESTS, "-m", "alone"]) or status
     if "--fast" in args:
         args = [arg for arg in args if arg != "--fast"]
         skips = [f"--ignore={path}" for path in FAST_TIER_SKIPS]
@@ -441,6 +446,8 @@ def test(args: list[str]) -> int:
 
 
 PYTEST_INTERRUPTED = 2
+#: Where the tests marked ``alone`` are (tests/test_kit.py checks that none is elsewhere).
+ALONE_TESTS = "tests/browser"
 
 
 def _pytest(args: list[str]) -> int:

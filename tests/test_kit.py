@@ -154,13 +154,25 @@ def test_test_runs_pytest_with_the_arguments_given_and_shows_the_command(ran, ca
 def test_test_runs_the_suite_on_workers_then_the_tests_that_need_the_machine_alone(ran, capsys):
     kit.test([])
     pytest_ = [str(kit.PYTHON), "-m", "pytest"]
-    workers = str(min(4, os.cpu_count()))
+    workers = str(min(4, os.cpu_count() + 1))
     first = [*pytest_, "-n", workers, "-m", "not alone", "--durations=25"]
-    assert ran == [first, [*pytest_, "-m", "alone"]]
+    assert ran == [first, [*pytest_, "tests/browser", "-m", "alone"]]
     assert capsys.readouterr().out == (
         f"[kit] running .venv/bin/python -m pytest -n {workers} -m 'not alone' --durations=25\n"
-        "[kit] running .venv/bin/python -m pytest -m alone\n"
+        "[kit] running .venv/bin/python -m pytest tests/browser -m alone\n"
     )
+
+
+def test_every_test_marked_alone_is_where_kit_py_looks_for_them():
+    """kit.py collects only tests/browser for its second part: a test marked alone elsewhere
+    would be left out of both parts without a word."""
+    marked = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "tests").rglob("*.py")
+        if "mark.alone" in path.read_text(encoding="utf-8") and path.name != "test_kit.py"
+    ]
+    assert marked, "no test is marked alone: kit.py test's second part would run nothing"
+    assert all(path.startswith(kit.ALONE_TESTS + "/") for path in marked), marked
 
 
 @pytest.mark.parametrize(("first", "second", "status"), [(1, 0, 1), (0, 1, 1), (2, 0, 2)])
