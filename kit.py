@@ -441,7 +441,8 @@ def test(args: list[str]) -> int:
     if "--fast" in args:
         args = [arg for arg in args if arg != "--fast"]
         skips = [f"--ignore={path}" for path in FAST_TIER_SKIPS]
-        args = [*skips, "-m", "not slow", *workers, *args]
+        # test by test (work stealing): no shared server or class to keep on one worker
+        args = [*skips, "-m", "not slow", *workers, "--dist", "worksteal", *args]
     return _pytest(args)
 
 

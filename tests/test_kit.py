@@ -233,9 +233,10 @@ def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(ran, c
     assert {f"--ignore={path}" for path in kit.FAST_TIER_SKIPS} <= set(command)
     assert command[command.index("-m", 3) + 1] == "not slow"
     assert command[command.index("-n") + 1] == str(min(4, os.cpu_count()))  # xdist workers
+    assert command[command.index("--dist") + 1] == "worksteal"  # no file holds up a worker
     shown = capsys.readouterr().out
     assert shown.startswith("[kit] running .venv/bin/python -m pytest --ignore=")
-    assert " -m 'not slow' -n " in shown and shown.endswith(" -x tests/test_dag.py\n")
+    assert " -m 'not slow' -n " in shown and shown.endswith(" -x tests/test_dag.py\n"), shown
 
 
 def test_the_fast_tier_names_folders_and_files_that_exist():
