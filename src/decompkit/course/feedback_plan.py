@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 import json
 import os
 import sqlite3
@@ -39,7 +38,8 @@ from importlib import metadata
 from pathlib import Path
 
 from ..exercises.ids import IdError, normalise_id
-from .settings import GradingError, load_config, setting
+from .fingerprint import digest
+from .settings import GradingError, course_config, setting
 
 __all__ = [
     "STAMP",
@@ -220,18 +220,7 @@ def check_request(root, assignment: str, students=None) -> Request:
         ``students`` was not graded.
     """
     root = Path(root).resolve()
-    if not (root / "nbgrader_config.py").is_file():
-        raise GradingError(
-            f"{root} is not a course folder (no nbgrader_config.py); run the command in the "
-            "course folder or pass --root"
-        )
-    try:
-        config = load_config(root)
-    except Exception as error:  # noqa: BLE001 - traitlets raises what the file raises
-        first = str(error).splitlines()[0] if str(error) else ""
-        raise GradingError(
-            f"{root / 'nbgrader_config.py'} cannot be read ({type(error).__name__}: {first})"
-        ) from None
+    config = course_config(root)
 
     def folder(name: str, default: str) -> Path:
         return root / str(setting(config, "CourseDirectory", name, default))
@@ -264,15 +253,6 @@ def check_request(root, assignment: str, students=None) -> Request:
 # --- fingerprints ------------------------------------------------------------------------
 
 
-def _digest(entries) -> str:
-    """One sha256 over ``(name, bytes)`` pairs, in the order given."""
-    total = hashlib.sha256()
-    for name, data in entries:
-        total.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        total.update(hashlib.sha256(data).hexdigest().encode() + b"\n")
-    return total.hexdigest()
-
-
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -303,7 +283,7 @@ def _kit(root: Path) -> bytes:
             version = "absent"
         entries.append((library, version.encode()))
     entries.append(("nbgrader_config.py", _read(root / "nbgrader_config.py")))
-    return _digest(entries).encode()
+    return digest(entries).encode()
 
 
 def _gradebook(database: Path, assignment: str) -> dict[str, bytes]:
@@ -340,7 +320,7 @@ def fingerprints(request: Request) -> dict[str, str]:
             if not (autograded / f"{notebook}.ipynb").is_file():
                 path = request.submitted / student / request.assignment / f"{notebook}.ipynb"
                 entries.append((f"submitted/{notebook}", _read(path)))
-        found[student] = _digest(entries)
+        found[student] = digest(entries)
     return found
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "PARTS",
     "Fingerprint",
     "assignment_digest",
+    "digest",
     "fingerprint",
     "kit_digest",
     "settings_digest",
@@ -61,7 +62,7 @@ class Fingerprint:
         return [part for part in PARTS if stored.get(part) != getattr(self, part)]
 
 
-def _hash(entries) -> str:
+def digest(entries) -> str:
     """One sha256 over ``(name, bytes)`` pairs, in the order given."""
     total = hashlib.sha256()
     for name, data in entries:
@@ -98,12 +99,12 @@ def kit_digest(kit: KitFiles | None = None) -> str:
     """The kit part: decompkit's sources, Python's version, the installed distributions."""
     kit = kit or KitFiles.read()
     about = "\n".join([kit.digest, platform.python_version(), *_installed()])
-    return _hash([("kit", about.encode())])
+    return digest([("kit", about.encode())])
 
 
 def assignment_digest(folder: Path) -> str:
     """The assignment part: every file of ``solutions/<assignment>/``."""
-    return _hash(_files(Path(folder)))
+    return digest(_files(Path(folder)))
 
 
 def settings_digest(limits, bounds) -> str:
@@ -120,7 +121,7 @@ def settings_digest(limits, bounds) -> str:
     False
     """
     data = {"limits": asdict(limits), "walls": None if bounds is None else asdict(bounds)}
-    return _hash([("settings", json.dumps(data, sort_keys=True).encode())])
+    return digest([("settings", json.dumps(data, sort_keys=True).encode())])
 
 
 def fingerprint(kit: str, assignment: str, settings: str, submission, lms) -> Fingerprint:
@@ -135,7 +136,7 @@ def fingerprint(kit: str, assignment: str, settings: str, submission, lms) -> Fi
         for name, path in sorted(submission.files.items())
     ]
     entries.append(("collected", json.dumps(lms, sort_keys=True, default=str).encode()))
-    return Fingerprint(kit, assignment, settings, _hash(entries))
+    return Fingerprint(kit, assignment, settings, digest(entries))
 
 
 def why_graded(now: Fingerprint, record, in_gradebook: bool, autograded: bool) -> str | None:

@@ -15,7 +15,7 @@ from .engine.environment import GradingError
 from .engine.limits import Limits
 from .engine.sandbox import Bounds
 
-__all__ = ["GradingError", "load_config", "setting", "settings"]
+__all__ = ["GradingError", "load_config", "course_config", "setting", "settings"]
 
 
 def load_config(root: Path, overrides: dict | None = None):
@@ -32,20 +32,26 @@ def setting(config, section: str, name: str, default):
     return default if value is None else value
 
 
-def settings(root: Path) -> dict:
-    """The course's folders and grading bounds, from its ``nbgrader_config.py``."""
+def course_config(root: Path):
+    """The course's ``nbgrader_config.py`` as loaded, or a GradingError in one line when
+    ``root`` is no course folder or its file cannot be read."""
     if not (root / "nbgrader_config.py").is_file():
         raise GradingError(
             f"{root} is not a course folder (no nbgrader_config.py); run the command in the "
             "course folder or pass --root"
         )
     try:
-        config = load_config(root)
+        return load_config(root)
     except Exception as error:  # noqa: BLE001 - traitlets raises what the file raises
         raise GradingError(
             f"{root / 'nbgrader_config.py'} cannot be read ({type(error).__name__}: "
             f"{str(error).splitlines()[0] if str(error) else ''}); fix it, or copy it from the kit"
         ) from None
+
+
+def settings(root: Path) -> dict:
+    """The course's folders and grading bounds, from its ``nbgrader_config.py``."""
+    config = course_config(root)
     return {
         "config": config,
         "course_id": str(setting(config, "CourseDirectory", "course_id", "default_course")),
