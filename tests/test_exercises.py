@@ -470,7 +470,7 @@ def test_a_two_way_item_shows_its_form_only_and_the_grader_still_sees_the_value(
         # the same verdict for right and wrong, and never "[ok]": a first-year reads it as right
         assert seen_right == seen_wrong, (item, seen_right, seen_wrong)
         assert seen_right.status == "answered" and not seen_right.ok, seen_right
-        assert "right or wrong shows only when you hand in" in seen_right.message
+        assert "right or wrong shows after hand-in" in seen_right.message
         assert exercise.diagnose(item.key, wrong, P).status == "off"
         assert exercise.visible(item.key, "maybe", P).status == "invalid"
 

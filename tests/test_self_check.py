@@ -81,7 +81,7 @@ def test_check_names_the_mistake_and_the_rounding_and_warns_of_the_lecture_numbe
         "  [ ?  ] D1 kinds",
         "  [ ?  ] D2 reads",
     ], lines
-    assert all("right or wrong shows only when you hand in" in line for line in form_only)
+    assert all("right or wrong shows after hand-in" in line for line in form_only)
     assert all(line.startswith("  [ok  ] ") for line in others if line not in form_only)
     assert "Traceback" not in wrong.stdout and "decompkit" not in "".join(lines[2:])
     assert lines[-1] == "some checks are not on track yet"

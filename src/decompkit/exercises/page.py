@@ -33,7 +33,7 @@ __all__ = ["earned", "strict", "STRICT_VARIABLE"]
 STRICT_VARIABLE = "DECOMPKIT_STRICT"
 _MARKS = {"ok": "[ok]", "unanswered": "[ ]", "answered": "[?]"}
 #: What a check that confirms an answer's form only adds: it cannot say right or wrong.
-GRADED_LATER = "right or wrong shows only when you hand in"
+GRADED_LATER = "right or wrong shows after hand-in"
 
 
 def strict() -> bool:
