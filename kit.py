@@ -53,7 +53,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".decompkit-installed"  # what is installed; written once that is complete
 UV_HOME = ROOT / ".venv-tools" / "uv"  # uv, when it had to be fetched from PyPI
-ROLES = VENV / "etc" / "decompkit-lab"  # per-launch Jupyter configuration, one folder a role
+ROLES = ("student", "instructor")
 DEV = "dev"  # the extra with the test and developer tools
 #: What pip installs when uv cannot be had: uv.lock's versions, exported by `kit.py lock`.
 REQUIREMENTS = {(): "requirements/lab.txt", (DEV,): "requirements/dev.txt"}
@@ -70,28 +70,13 @@ FAST_TIER_SKIPS = (
     "tests/test_course.py",
 )
 
-# nbgrader's pieces of JupyterLab. A student's `kit.py lab` shows none of them: the
-# notebooks are in the file browser (no exchange to fetch from), each exercise checks its
-# answer in the next cell, and `kit.py check` validates a whole notebook. Leaving the server
-# extensions out also saves their import (nbgrader.apps) at every start.
-#: The instructor's Jupyter configuration folder (see its README.md).
-INSTRUCTOR_CONFIG = ROOT / "src" / "decompkit" / "course" / "static" / "instructor"
+#: The Jupyter configuration folders of the two views, first on JUPYTER_CONFIG_PATH at launch
+#: (each has a README.md): a student sees none of nbgrader's server extensions or lab plugins
+#: (the notebooks are in the file browser, each answer is checked in the next cell), which
+#: also spares their imports at every start; an instructor gets formgrader and its menus.
+CONFIG = {role: ROOT / "src" / "decompkit" / "course" / "static" / role for role in ROLES}
 #: JupyterLab and Notebook 7 settings of the kit (overrides.json).
 LAB_SETTINGS = ROOT / "jupyter" / "settings"
-NBGRADER_SERVER_EXTENSIONS = (
-    "nbgrader.server_extensions.formgrader",
-    "nbgrader.server_extensions.course_list",
-    "nbgrader.server_extensions.assignment_list",
-    "nbgrader.server_extensions.validate_assignment",
-)
-NBGRADER_LAB_PLUGINS = (
-    "@jupyter/nbgrader:menu",
-    "@jupyter/nbgrader:formgrader",
-    "@jupyter/nbgrader:create-assignment",
-    "@jupyter/nbgrader:course-list",
-    "@jupyter/nbgrader:assignment-list",
-    "@jupyter/nbgrader:validate-assignment",
-)
 
 
 def _say(message: str) -> None:
@@ -354,33 +339,15 @@ def _replace_process(command: list[str], env: dict[str, str] | None = None) -> i
 # --- JupyterLab for students and for instructors ----------------------------------------
 
 
-def write_student_config(folder: Path | None = None) -> Path:
-    """The students' Jupyter configuration folder, first on JUPYTER_CONFIG_PATH at launch:
-    nbgrader's server extensions and lab plugins off (nothing uninstalled), the user's own
-    settings on top. Rewritten at every launch; instructors get ``INSTRUCTOR_CONFIG``."""
-    folder = folder or ROLES / "student"
-    (folder / "labconfig").mkdir(parents=True, exist_ok=True)
-    off = dict.fromkeys(NBGRADER_SERVER_EXTENSIONS, False)
-    server = {"ServerApp": {"jpserver_extensions": off}}
-    page = {"disabledExtensions": dict.fromkeys(NBGRADER_LAB_PLUGINS, True)}
-    (folder / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
-    (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=1))
-    return folder
-
-
 def lab_command(args: list[str], *, instructor: bool) -> tuple[list[str], dict[str, str]]:
     """The JupyterLab command line and environment for one launch: notebooks/ for students,
     the course root for instructors (nbgrader's formgrader needs the course inside it)."""
     env = _environ()
     if instructor:
-        # The course's own instructor folder: formgrader on, the exchange's student side off,
-        # and the course's exchange/ folder as nbgrader's exchange (nothing is sent through it).
-        folders = [INSTRUCTOR_CONFIG]
-        (ROOT / "exchange").mkdir(exist_ok=True)
-    else:
-        folders = [write_student_config()]
+        (ROOT / "exchange").mkdir(exist_ok=True)  # the course's exchange: nothing goes through it
+    folder = str(CONFIG["instructor" if instructor else "student"])
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
-        filter(None, [*map(str, folders), env.get("JUPYTER_CONFIG_PATH", "")])
+        filter(None, [folder, env.get("JUPYTER_CONFIG_PATH")])
     )
     root = ROOT if instructor else ROOT / "notebooks"
     command = [

@@ -822,7 +822,7 @@ def test_student_lab_serves_notebooks_without_nbgrader_instructor_tools(lab_serv
     for path in ("formgrader", "formgrader/api/assignments", "formgraders", "assignments"):
         assert _status(f"{base}/{path}", token) == 404, path
     disabled = set(_page_config(base, token)["disabledExtensions"])
-    assert set(kit.NBGRADER_LAB_PLUGINS) <= disabled
+    assert _nbgrader_shipped()[1] <= disabled
     assert "[kit] starting JupyterLab (student view;" in out
     assert _notebook_mtimes() == before, "opening the kit must not write any notebook"
 
@@ -840,30 +840,49 @@ def test_instructor_lab_has_the_formgrader_on_the_course_root(lab_server, tmp_pa
     # the instructor's tools are on; the exchange's student side is off (a local course has
     # no exchange to list assignments or courses from)
     exchange_side = {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list"}
-    assert not disabled & (set(kit.NBGRADER_LAB_PLUGINS) - exchange_side)
+    assert not disabled & (_nbgrader_shipped()[1] - exchange_side)
     assert exchange_side <= disabled
     assert _notebook_mtimes() == before
     assert (tmp_path / "gradebook.db").exists()
     assert (ROOT / "gradebook.db").exists() == had_gradebook
 
 
-def test_lab_configuration_keeps_the_users_jupyter_config_path(monkeypatch, tmp_path):
-    monkeypatch.setattr(kit, "ROLES", tmp_path / "roles")
+def test_lab_configuration_keeps_the_users_jupyter_config_path(monkeypatch):
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/somewhere/else")
     command, env = kit.lab_command(["--no-browser"], instructor=False)
     first, rest = env["JUPYTER_CONFIG_PATH"].split(os.pathsep)
-    assert Path(first) == tmp_path / "roles" / "student" and rest == "/somewhere/else"
-    server = json.loads((Path(first) / "jupyter_server_config.json").read_text())
-    assert set(server["ServerApp"]["jpserver_extensions"]) == set(kit.NBGRADER_SERVER_EXTENSIONS)
+    assert Path(first) == kit.CONFIG["student"] and rest == "/somewhere/else"
     assert f"--ServerApp.root_dir={ROOT / 'notebooks'}" in command
     assert command[-1] == "--no-browser" and "PYTHONPATH" not in env
     assert ("--allow-root" in command) == (os.geteuid() == 0)
 
 
+def _nbgrader_shipped():
+    """nbgrader's server extensions (as its installed configuration turns them on) and lab
+    plugins (as its lab extension's code declares them)."""
+    import nbgrader
+
+    config = Path(sys.prefix, "etc", "jupyter", "jupyter_server_config.d", "nbgrader.json")
+    extensions = set(json.loads(config.read_text())["ServerApp"]["jpserver_extensions"])
+    code = Path(nbgrader.__file__).parent / "labextension" / "static"
+    text = "".join(path.read_text(errors="replace") for path in code.glob("*.js"))
+    return extensions, set(re.findall(r'"(@jupyter/nbgrader:[a-z-]+)"', text))
+
+
+def test_the_students_view_turns_off_every_piece_of_nbgrader_that_is_installed():
+    """An nbgrader that adds a piece fails here rather than showing it to students."""
+    extensions, plugins = _nbgrader_shipped()
+    assert len(extensions) >= 4 and len(plugins) >= 6
+    folder = kit.CONFIG["student"]
+    server = json.loads((folder / "jupyter_server_config.json").read_text())
+    page = json.loads((folder / "labconfig" / "page_config.json").read_text())
+    assert server["ServerApp"]["jpserver_extensions"] == dict.fromkeys(extensions, False)
+    assert page["disabledExtensions"] == dict.fromkeys(plugins, True)
+
+
 def test_the_server_keeps_its_bytecode_even_where_python_is_told_not_to(monkeypatch, tmp_path):
     """uv compiles nothing at install; with PYTHONDONTWRITEBYTECODE every start would
     compile the server from source again. The variable stays for its kernels."""
-    monkeypatch.setattr(kit, "ROLES", tmp_path / "roles")
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     command, _ = kit.lab_command([], instructor=False)
     assert command[1:3] == ["-m", "jupyterlab"]
@@ -874,7 +893,6 @@ def test_the_server_keeps_its_bytecode_even_where_python_is_told_not_to(monkeypa
 
 
 def test_lab_says_which_view_it_starts(ran, monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(kit, "ROLES", tmp_path / "roles")
     monkeypatch.setattr(kit, "ROOT", tmp_path)  # the instructor's exchange/ goes here
     kit.lab(["--instructor", "--no-browser"])
     assert "[kit] starting JupyterLab (instructor view:" in capsys.readouterr().out
