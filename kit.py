@@ -5,8 +5,7 @@
                             to jupyter lab); --instructor: on the course root with nbgrader's
                             instructor tools (formgrader, Create Assignment, Nbgrader menu)
     python3 kit.py test     the whole test suite, as CI runs it (extra arguments go to pytest);
-                            --fast: the unit tier (without FAST_TIER_SKIPS and tests marked
-                            slow: a couple of minutes)
+                            --fast: the unit tier, a couple of minutes (tests/run.py)
     python3 kit.py bench    the benchmarks in bench/ (extra arguments go to each script)
     python3 kit.py release  regenerate notebooks/ from solutions/ with nbgrader (never
                             overwrites a notebook edited since the last release)
@@ -36,7 +35,6 @@ import functools
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -57,18 +55,6 @@ ROLES = ("student", "instructor")
 DEV = "dev"  # the extra with the test and developer tools
 #: What pip installs when uv cannot be had: uv.lock's versions, exported by `kit.py lock`.
 REQUIREMENTS = {(): "requirements/lab.txt", (DEV,): "requirements/dev.txt"}
-#: What `test --fast` leaves out besides the tests marked slow: the end-to-end tiers (a real
-#: browser, classes graded by nbgrader, JupyterHub, notebooks run in kernels, released and
-#: validated by nbgrader). It runs on pytest-xdist workers, one a core (at most 4).
-FAST_TIER_SKIPS = (
-    "tests/browser",
-    "tests/grading",
-    "tests/hub",
-    "tests/test_notebooks.py",
-    "tests/test_lab_notebook.py",
-    "tests/test_self_check.py",
-    "tests/test_course.py",
-)
 
 #: The Jupyter configuration folders of the two views, first on JUPYTER_CONFIG_PATH at launch
 #: (each has a README.md): a student sees none of nbgrader's server extensions or lab plugins
@@ -390,37 +376,9 @@ def lab(args: list[str]) -> int:
 
 
 def test(args: list[str]) -> int:
-    """pytest, the command shown first. Without arguments, the whole suite as CI runs it: on
-    pytest-xdist workers (one a core, at most 4), then the tests marked ``alone`` in one
-    process on a machine left to them; ``--fast``: the unit tier on workers; other arguments
-    go to one pytest as they are."""
-    cores = os.cpu_count() or 1
-    workers = ["-n", str(min(4, cores))]
-    if not args:
-        # One worker more than cores: the end-to-end tests spend much of their time waiting
-        # (a kernel's sleep, a hub's start, a page's redraw). The tests marked alone live in
-        # tests/browser (a test checks it), so only that folder is collected for them.
-        more = ["-n", str(min(4, cores + 1))]
-        status = _pytest([*more, "-m", "not alone", "--durations=25"])
-        if status == PYTEST_INTERRUPTED or status < 0:  # Ctrl-C, or a signal
-            return status
-        return _pytest([ALONE_TESTS, "-m", "alone"]) or status
-    if "--fast" in args:
-        args = [arg for arg in args if arg != "--fast"]
-        skips = [f"--ignore={path}" for path in FAST_TIER_SKIPS]
-        # test by test (work stealing): no shared server or class to keep on one worker
-        args = [*skips, "-m", "not slow", *workers, "--dist", "worksteal", *args]
-    return _pytest(args)
-
-
-PYTEST_INTERRUPTED = 2
-#: Where the tests marked ``alone`` are (tests/test_kit.py checks that none is elsewhere).
-ALONE_TESTS = "tests/browser"
-
-
-def _pytest(args: list[str]) -> int:
-    _say("running " + shlex.join([str(PYTHON.relative_to(ROOT)), "-m", "pytest", *args]))
-    return _run([str(PYTHON), "-m", "pytest", *args])
+    """The suite as tests/run.py runs it (the whole suite as CI does, ``--fast``, or pytest
+    with the arguments given)."""
+    return _replace_process([str(PYTHON), str(ROOT / "tests" / "run.py"), *args])
 
 
 def _course(command: str, args: list[str]) -> int:

@@ -41,6 +41,7 @@ def _load(path: Path, name: str):
 
 
 kit = _load(ROOT / "kit.py", "kit_under_test")
+run = _load(ROOT / "tests" / "run.py", "run_under_test")
 
 
 def _local_uv() -> str | None:
@@ -145,45 +146,59 @@ def ran(monkeypatch):
     return calls
 
 
-def test_test_runs_pytest_with_the_arguments_given_and_shows_the_command(ran, capsys):
+@pytest.fixture
+def suite_ran(monkeypatch):
+    """The pytest runs tests/run.py would make, each answering the next status given."""
+    calls, statuses = [], []
+    monkeypatch.setattr(run.kit, "_run", lambda c: calls.append(c) or (statuses or [0]).pop(0))
+    return calls, statuses
+
+
+def test_kit_test_becomes_the_suites_runner_with_its_arguments(ran):
     kit.test(["-k", "markov", "-x"])
-    assert ran == [[str(kit.PYTHON), "-m", "pytest", "-k", "markov", "-x"]]
+    assert ran == [[str(kit.PYTHON), str(ROOT / "tests" / "run.py"), "-k", "markov", "-x"]]
+
+
+def test_test_runs_pytest_with_the_arguments_given_and_shows_the_command(suite_ran, capsys):
+    assert run.main(["-k", "markov", "-x"]) == 0
+    assert suite_ran[0] == [[str(kit.PYTHON), "-m", "pytest", "-k", "markov", "-x"]]
     assert capsys.readouterr().out == "[kit] running .venv/bin/python -m pytest -k markov -x\n"
 
 
-def test_test_runs_the_suite_on_workers_then_the_tests_that_need_the_machine_alone(ran, capsys):
-    kit.test([])
+def test_test_runs_the_suite_on_workers_then_the_tests_that_need_the_machine_alone(
+    suite_ran, capsys
+):
+    run.main([])
     pytest_ = [str(kit.PYTHON), "-m", "pytest"]
     workers = str(min(4, os.cpu_count() + 1))
     first = [*pytest_, "-n", workers, "-m", "not alone", "--durations=25"]
-    assert ran == [first, [*pytest_, "tests/browser", "-m", "alone"]]
+    assert suite_ran[0] == [first, [*pytest_, "tests/browser", "-m", "alone"]]
     assert capsys.readouterr().out == (
         f"[kit] running .venv/bin/python -m pytest -n {workers} -m 'not alone' --durations=25\n"
         "[kit] running .venv/bin/python -m pytest tests/browser -m alone\n"
     )
 
 
-def test_every_test_marked_alone_is_where_kit_py_looks_for_them():
-    """kit.py collects only tests/browser for its second part: a test marked alone elsewhere
-    would be left out of both parts without a word."""
+def test_every_test_marked_alone_is_where_the_runner_looks_for_them():
+    """The runner collects only tests/browser for its second part: a test marked alone
+    elsewhere would never run."""
     marked = [
-        path.relative_to(ROOT).as_posix()
-        for path in (ROOT / "tests").rglob("*.py")
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests").rglob("test_*.py")
         if "mark.alone" in path.read_text(encoding="utf-8") and path.name != "test_kit.py"
     ]
     assert marked, "no test is marked alone: kit.py test's second part would run nothing"
-    assert all(path.startswith(kit.ALONE_TESTS + "/") for path in marked), marked
+    assert all(path.startswith(run.ALONE_TESTS + "/") for path in marked), marked
 
 
 @pytest.mark.parametrize(("first", "second", "status"), [(1, 0, 1), (0, 1, 1), (2, 0, 2)])
 def test_test_fails_when_either_part_fails_and_stops_after_a_ctrl_c(
-    monkeypatch, first, second, status
+    suite_ran, first, second, status
 ):
-    calls = []
-    statuses = iter([first, second])
-    monkeypatch.setattr(kit, "_run", lambda command: calls.append(command) or next(statuses))
-    assert kit.test([]) == status
-    assert len(calls) == (1 if first == kit.PYTEST_INTERRUPTED else 2)
+    calls, statuses = suite_ran
+    statuses += [first, second]
+    assert run.main([]) == status
+    assert len(calls) == (1 if first == run.PYTEST_INTERRUPTED else 2)
 
 
 def test_ctrl_c_reaches_the_child_and_kit_waits_for_it_to_stop(tmp_path):
@@ -225,12 +240,12 @@ def test_ctrl_c_reaches_the_child_and_kit_waits_for_it_to_stop(tmp_path):
     assert "Traceback" not in out
 
 
-def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(ran, capsys):
-    kit.test(["-x", "--fast", "tests/test_dag.py"])
-    command = ran[0]
+def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(suite_ran, capsys):
+    run.main(["-x", "--fast", "tests/test_dag.py"])
+    command = suite_ran[0][0]
     assert command[:3] == [str(kit.PYTHON), "-m", "pytest"]
     assert command[-2:] == ["-x", "tests/test_dag.py"] and "--fast" not in command
-    assert {f"--ignore={path}" for path in kit.FAST_TIER_SKIPS} <= set(command)
+    assert {f"--ignore={path}" for path in run.FAST_TIER_SKIPS} <= set(command)
     assert command[command.index("-m", 3) + 1] == "not slow"
     assert command[command.index("-n") + 1] == str(min(4, os.cpu_count()))  # xdist workers
     assert command[command.index("--dist") + 1] == "worksteal"  # no file holds up a worker
@@ -241,7 +256,7 @@ def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(ran, c
 
 def test_the_fast_tier_names_folders_and_files_that_exist():
     """A renamed folder would otherwise slip into the fast tier unnoticed."""
-    for path in kit.FAST_TIER_SKIPS:
+    for path in run.FAST_TIER_SKIPS:
         assert (ROOT / path).exists(), path
     markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
     assert any(line.startswith("slow:") for line in markers["ini_options"]["markers"])
