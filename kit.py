@@ -346,16 +346,9 @@ def lab_command(args: list[str], *, instructor: bool) -> tuple[list[str], dict[s
         f"--LabApp.app_settings_dir={LAB_SETTINGS}",
         f"--JupyterNotebookApp.app_settings_dir={LAB_SETTINGS}",
     ]
-    if env.get("PYTHONDONTWRITEBYTECODE"):
-        # uv installs no bytecode (pip compiles at install time), and with this variable set
-        # (as in many container images) every start would compile the server's modules from
-        # source again: ~1.5 s a start here. The server alone writes its bytecode into .venv,
-        # as pip would have; its kernels inherit the variable and keep it.
-        command[1:3] = [
-            "-c",
-            "import sys; sys.dont_write_bytecode = False; "
-            "from jupyterlab.labapp import main; sys.exit(main())",
-        ]
+    # .venv is the kit's own: where PYTHONDONTWRITEBYTECODE is set (many container images),
+    # the server and its kernels would compile their imports from source at every start
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # containers, Binder-like images and CI run as root
     return [*command, *args], env
@@ -379,16 +372,6 @@ def test(args: list[str]) -> int:
     """The suite as tests/run.py runs it (the whole suite as CI does, ``--fast``, or pytest
     with the arguments given)."""
     return _replace_process([str(PYTHON), str(ROOT / "tests" / "run.py"), *args])
-
-
-def _course(command: str, args: list[str]) -> int:
-    """Run ``python -m decompkit.course <command> ARGS`` in the kit's environment."""
-    return _run([str(PYTHON), "-m", "decompkit.course", command, *args])
-
-
-def nbgrader(args: list[str]) -> int:
-    """Any nbgrader command, run inside the kit's environment from the course root."""
-    return _run([str(PYTHON), "-m", "nbgrader", *args])
 
 
 def bench(args: list[str]) -> int:
@@ -415,8 +398,13 @@ def lock(args: list[str]) -> int:
 
 
 COURSE_COMMANDS = ("release", "check", "collect", "grade", "key", "feedback", "export", "report")
-COMMANDS = {"lab": lab, "test": test, "bench": bench, "nbgrader": nbgrader, "lock": lock}
-COMMANDS.update({name: lambda args, name=name: _course(name, args) for name in COURSE_COMMANDS})
+COMMANDS = {"lab": lab, "test": test, "bench": bench, "lock": lock}
+#: nbgrader itself, and the course commands (decompkit.course), in the kit's environment
+COMMANDS["nbgrader"] = lambda args: _run([str(PYTHON), "-m", "nbgrader", *args])
+for _name in COURSE_COMMANDS:
+    COMMANDS[_name] = functools.partial(
+        lambda name, args: _run([str(PYTHON), "-m", "decompkit.course", name, *args]), _name
+    )
 #: The extras a command needs besides the kit's own dependencies.
 EXTRAS = {"test": (DEV,), "bench": (DEV,)}
 
