@@ -261,7 +261,7 @@ def placement_table() -> list[dict]:
     return [{"architecture": name, **PLACEMENT[name]} for name in ARCHITECTURES]
 
 
-def grade_placement(architecture, answers) -> dict:
+def grade_placement(architecture, answers, *, changes=None) -> dict:
     """Grade a placement of one architecture cell by cell, with a hint for each wrong cell.
 
     Parameters
@@ -273,6 +273,9 @@ def grade_placement(architecture, answers) -> dict:
         dimension. Case, surrounding whitespace and ``-``/``_`` versus a space are ignored, in
         the keys too (``"Plan representation"`` works). A dimension left out, or answered
         with None, is graded wrong.
+    changes : Mapping, optional
+        ``{dimension: (choice, hint)}``: grade a version of the architecture that differs
+        from the lecture's on these dimensions, with ``hint`` for a wrong cell among them.
 
     Returns
     -------
@@ -304,6 +307,7 @@ def grade_placement(architecture, answers) -> dict:
     name = _architecture(architecture)
     if not isinstance(answers, Mapping):
         raise ValueError(f"answers must be a mapping {{dimension: choice}}, got {answers!r}")
+    want = {_dimension(dim): choice_hint for dim, choice_hint in (changes or {}).items()}
     given: dict[str, object] = {}
     for key, value in answers.items():
         dim = _dimension(key)
@@ -323,8 +327,8 @@ def grade_placement(architecture, answers) -> dict:
             grades[dim] = CellGrade(
                 False, value, f"{value!r} is not a choice for {dim}; choose one of {listed}"
             )
-        elif answer == _norm(PLACEMENT[name][dim]):
+        elif answer == _norm(want.get(dim, (PLACEMENT[name][dim],))[0]):
             grades[dim] = CellGrade(True, value, "")
         else:
-            grades[dim] = CellGrade(False, value, _HINTS[name][dim])
+            grades[dim] = CellGrade(False, value, want.get(dim, (None, _HINTS[name][dim]))[1])
     return grades

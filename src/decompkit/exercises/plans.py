@@ -1,8 +1,10 @@
-r"""Parameters, answer key and visible checks of the plans-as-objects notebook, and its bank
-of plans.
+r"""Parameters, answer key and visible checks of the plans-as-objects notebook (its plans:
+:mod:`decompkit.exercises.plans_library`).
 
-A placement of an architecture is graded cell by cell with
-:func:`decompkit.architectures.grade_placement`. A generated plan :math:`\{s_i\}` is checked
+A placement of an architecture (the student's own version of it,
+:mod:`decompkit.exercises.plans_placements`) is graded cell by cell with
+:func:`decompkit.architectures.grade_placement`. A generated plan (the student's own, drawn by
+:mod:`decompkit.exercises.plans_library` with defects of its own) :math:`\{s_i\}` is checked
 with :func:`decompkit.plan.validate_plan`; its edges are read off the placeholders
 (:math:`s_j \to s_i` when the arguments of :math:`s_i` name :math:`s_j`) and compared with
 ``depends_on`` by :func:`decompkit.plan.edge_contradictions`.
@@ -10,18 +12,31 @@ with :func:`decompkit.plan.validate_plan`; its edges are read off the placeholde
 
 from __future__ import annotations
 
-import copy
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .. import architectures
 from ..dag import descendants
 from ..plan import PlanError, edge_contradictions, placeholder_edges, validate_plan
 from .checks import ON_TRACK, judge_set, read_set
 from .contract import Diagnosis, Exercise, Item
 from .page import NumbersDisplay, report
-from .support import cached_key, text_table
+from .plans_library import (
+    PLANS,
+    TOPICS,
+    DrawnPlan,
+    broken_plan,
+    contradicting_plan,
+    cyclic_plan,
+    plan,
+    rewoo_plan,
+    steps_table,
+)
+from .plans_placements import VERSIONS, architecture_name
+from .plans_placements import grade as grade_version
+from .plans_placements import placement as version_placement
+from .plans_placements import version as _version
+from .support import cached_key
 
 __all__ = [
     "PlansParams",
@@ -30,6 +45,7 @@ __all__ = [
     "PROBLEM_KINDS",
     "PLACEMENTS",
     "plan",
+    "your_version",
     "steps_table",
     "problems",
     "repair_problems",
@@ -51,24 +67,37 @@ class PlansParams(NumbersDisplay):
     ----------
     tools : the tool names the executor offers; a plan naming another tool is invalid.
     max_steps : the largest plan the validator accepts.
-    plan_kinds : name (in :data:`PLANS`) of the broken plan whose kinds of problem are asked
-        for, and which is repaired at the end.
-    plan_cycle : name of the broken plan whose cycle is asked for.
-    plan_rewoo : name of the ``#E`` plan whose edges are derived by hand.
-    plan_compiler : name of the ``$k`` plan whose ``depends_on`` contradicts its arguments.
+    plan_kinds : the broken plan whose kinds of problem are asked for, and which is repaired
+        at the end: a name in :data:`PLANS` (the lecture's) or a student's
+        :class:`~decompkit.exercises.plans_library.DrawnPlan`; so are the three below.
+    plan_cycle : the broken plan whose cycle is asked for.
+    plan_rewoo : the ``#E`` plan whose edges are derived by hand.
+    plan_compiler : the ``$k`` plan whose ``depends_on`` contradicts its arguments.
+    versions : for each architecture of :data:`PLACEMENTS`, in order, which version of it is
+        placed (0: the lecture's own; see :mod:`decompkit.exercises.plans_placements`).
     """
 
     tools: tuple = ("search", "fetch_page", "summarise", "compare", "write_answer")
     max_steps: int = 8
-    plan_kinds: str = "price_check"
-    plan_cycle: str = "release_notes"
-    plan_rewoo: str = "two_cities"
-    plan_compiler: str = "supplier_quotes"
+    plan_kinds: str | DrawnPlan = "price_check"
+    plan_cycle: str | DrawnPlan = "release_notes"
+    plan_rewoo: str | DrawnPlan = "two_cities"
+    plan_compiler: str | DrawnPlan = "supplier_quotes"
+    versions: tuple = (0, 0, 0, 0, 0)
 
 
 def draw(rng) -> PlansParams:
-    """The plans notebook asks about structure, which every student shares: no draw at all."""
-    return PlansParams()
+    """One candidate of a student's plans and versions (see
+    :func:`decompkit.exercises.params.params`): four plans on four different topics, each
+    with defects of its own, and a changed version of every architecture."""
+    topics = [TOPICS[k] for k in rng.choice(len(TOPICS), size=4, replace=False).tolist()]
+    return PlansParams(
+        plan_kinds=broken_plan(rng, topics[0]),
+        plan_cycle=cyclic_plan(rng, topics[1]),
+        plan_rewoo=rewoo_plan(rng, topics[2]),
+        plan_compiler=contradicting_plan(rng, topics[3]),
+        versions=tuple(int(rng.integers(1, len(VERSIONS[a]) + 1)) for a in PLACEMENTS.values()),
+    )
 
 
 #: The placements the notebook asks for: ``{key item: architecture}``.
@@ -91,82 +120,6 @@ PROBLEM_KINDS = (
 )
 
 
-def _step(sid, tool, args, depends_on=()):
-    return {"id": sid, "tool": tool, "args": args, "depends_on": list(depends_on)}
-
-
-#: Plans a model might write, as data. Read one with :func:`plan`, which returns a copy.
-PLANS = {
-    # A comparison of GPU prices, with a misspelt tool, a cycle and a dependency on a step
-    # that does not exist.
-    "price_check": {
-        "goal": "Is the new GPU cheaper at shop A or at shop B?",
-        "steps": [
-            _step("s1", "search", {"query": "GPU X price shop A"}),
-            _step("s2", "fetch_page", {"url": "$1"}, ["s1"]),
-            _step("s3", "sumarise", {"text": "$2"}, ["s2"]),
-            _step("s4", "compare", {"a": "$3", "b": "$5"}, ["s3", "s5"]),
-            _step("s5", "search", {"query": "GPU X price shop B"}, ["s4"]),
-            _step("s6", "write_answer", {"draft": "$4"}, ["s4", "s7"]),
-        ],
-    },
-    # Release notes from a changelog, with a cycle of four steps and a step waiting on it.
-    "release_notes": {
-        "goal": "Write the release notes of version 2.0.",
-        "steps": [
-            _step("s1", "search", {"query": "changelog 2.0"}),
-            _step("s2", "fetch_page", {"url": "$1"}, ["s1"]),
-            _step("s3", "summarise", {"text": "$2", "style": "$6"}, ["s2", "s6"]),
-            _step("s4", "compare", {"a": "$3", "b": "previous notes"}, ["s3"]),
-            _step("s5", "summarise", {"text": "$4"}, ["s4"]),
-            _step("s6", "fetch_page", {"url": "style guide linked in $5"}, ["s5"]),
-            _step("s7", "write_answer", {"draft": "$4"}, ["s4"]),
-        ],
-    },
-    # ReWOO style: evidence variables #E1, #E2, ... name the steps.
-    "two_cities": {
-        "goal": "Which city is larger, Lyon or Marseille, and who is its mayor?",
-        "steps": [
-            {"id": "E1", "tool": "search", "args": "population of Lyon"},
-            {"id": "E2", "tool": "search", "args": "population of Marseille"},
-            {"id": "E3", "tool": "compare", "args": "#E1 against #E2"},
-            {"id": "E4", "tool": "search", "args": "mayor of the larger city in #E3"},
-            {"id": "E5", "tool": "write_answer", "args": ["#E4", "figures: #E1, #E2"]},
-        ],
-    },
-    # LLMCompiler style: $k names the k-th task; depends_on disagrees with the arguments.
-    "supplier_quotes": {
-        "goal": "Which supplier quotes less for 500 units, and by how much?",
-        "steps": [
-            _step("t1", "search", {"query": "supplier P quote 500 units"}),
-            _step("t2", "search", {"query": "supplier Q quote 500 units"}),
-            _step("t3", "fetch_page", {"url": "$1"}, ["t1", "t2"]),
-            _step("t4", "fetch_page", {"url": "$2"}, ["t2"]),
-            _step("t5", "compare", {"a": "$3", "b": "$4"}, ["t3"]),
-            _step("t6", "write_answer", {"draft": "$5", "sources": ["$3", "${4}"]}, ["t5", "t4"]),
-        ],
-    },
-}
-
-
-def plan(name: str) -> dict:
-    """A fresh copy of the plan ``name`` of :data:`PLANS` (edit it freely).
-
-    Raises
-    ------
-    ValueError
-        If there is no plan of that name.
-
-    Examples
-    --------
-    >>> [s["id"] for s in plan("two_cities")["steps"]]
-    ['E1', 'E2', 'E3', 'E4', 'E5']
-    """
-    if name not in PLANS:
-        raise ValueError(f"plan must be one of {sorted(PLANS)}, got {name!r}")
-    return copy.deepcopy(PLANS[name])
-
-
 def problems(name: str, P: PlansParams) -> list:
     """Every problem :func:`decompkit.plan.validate_plan` finds in the plan ``name`` (or [])."""
     try:
@@ -179,6 +132,11 @@ def problems(name: str, P: PlansParams) -> list:
 def degenerate(P: PlansParams) -> list[str]:
     """Why ``P`` would make an exercise degenerate: the named plans must show their flaws.
 
+    The broken plan has two kinds of problem or more and a repair; the cyclic plan has one
+    problem, a cycle of at most five steps that no other cycle shares a step with, and a step
+    that waits on it; the ``$k`` plan disagrees with its ``depends_on`` both ways; every plan
+    has at most ``P.max_steps`` steps.
+
     Examples
     --------
     >>> degenerate(PlansParams())
@@ -188,9 +146,36 @@ def degenerate(P: PlansParams) -> list[str]:
     for name in (P.plan_kinds, P.plan_cycle):
         if not problems(name, P):
             found.append(f"the plan {name!r} has no problem to find")
+    for name in (P.plan_kinds, P.plan_cycle, P.plan_rewoo, P.plan_compiler):
+        if len(plan(name)["steps"]) > P.max_steps:
+            found.append(f"the plan {name!r} has more than {P.max_steps} steps")
+    if len({p.kind for p in problems(P.plan_kinds, P)}) < 2:
+        found.append(f"the plan {P.plan_kinds!r} shows fewer than two kinds of problem")
     repaired = key(P)["fixed_plan"]
     if repair_problems(repaired, P):
         found.append(f"the plan {P.plan_kinds!r} is not repaired by its tools and placeholders")
+    found += _cycle_degenerate(P)
+    for kind in ("placeholder_without_dependency", "dependency_without_placeholder"):
+        if not _contradictions(P.plan_compiler, kind):
+            found.append(f"the plan {P.plan_compiler!r} has no {kind}")
+    return found
+
+
+def _cycle_degenerate(P: PlansParams) -> list[str]:
+    """Why the cycle of ``P.plan_cycle`` is not a clean exercise ([] when it is)."""
+    kinds = [p.kind for p in problems(P.plan_cycle, P)]
+    if kinds != ["cycle"]:
+        return [f"the plan {P.plan_cycle!r} has the problems {kinds}, not one cycle"]
+    cycle = _cycle(P.plan_cycle, P)
+    steps = plan(P.plan_cycle)["steps"]
+    graph = {s["id"]: [d for d in s["depends_on"] if d != s["id"]] for s in steps}
+    on_cycles = {v for v in graph if v in descendants(graph, [v])}
+    edges = sum(d in cycle for v in cycle for d in graph[v])
+    found = []
+    if on_cycles != cycle or edges != len(cycle) or not 2 <= len(cycle) <= 5:
+        found.append(f"the plan {P.plan_cycle!r} has not one short simple cycle")
+    if not descendants(graph, list(cycle)) - cycle:
+        found.append(f"no step of {P.plan_cycle!r} waits on its cycle")
     return found
 
 
@@ -202,11 +187,32 @@ def _contradictions(name: str, kind: str) -> set:
     return {p.steps for p in edge_contradictions(plan(name)) if p.kind == kind}
 
 
-def _repaired(name: str, P: PlansParams) -> dict:
-    """One repair of the plan ``name``: every unknown tool replaced by the closest name of
-    ``P.tools``, every ``depends_on`` read off the step's placeholders."""
+def _repeats(steps) -> set:
+    """The positions (from 0) of the steps whose id an earlier step already has."""
+    seen: set = set()
+    found = set()
+    for k, step in enumerate(steps):
+        if step["id"] in seen:
+            found.add(k)
+        seen.add(step["id"])
+    return found
+
+
+def _repaired(name, P: PlansParams) -> dict:
+    """One repair of the plan ``name``: a repeated id replaced by a fresh one, every unknown
+    tool by the closest name of ``P.tools``, every ``depends_on`` read off the step's
+    placeholders."""
     fixed = plan(name)
-    cited = placeholder_edges(fixed)
+    ids = {s["id"] for s in fixed["steps"]}
+    for k in sorted(_repeats(fixed["steps"])):
+        fresh = fixed["steps"][k]["id"].rstrip("0123456789") + str(k + 1)
+        while fresh in ids:
+            fresh += "b"
+        fixed["steps"][k]["id"] = fresh
+        ids.add(fresh)
+    cited = placeholder_edges(
+        {"steps": [{"id": s["id"], "args": s["args"]} for s in fixed["steps"]]}
+    )
     for step in fixed["steps"]:
         if step["tool"] not in P.tools:
             step["tool"] = difflib.get_close_matches(step["tool"], P.tools, n=1, cutoff=0)[0]
@@ -231,7 +237,10 @@ def key(P: PlansParams) -> dict:
     >>> k["placement_rewoo"]["execution_order"], k["fixed_plan"]["steps"][2]["tool"]
     ('list order', 'summarise')
     """
-    placements = {item: architectures.placement(name) for item, name in PLACEMENTS.items()}
+    placements = {
+        item: version_placement(name, index)
+        for (item, name), index in zip(PLACEMENTS.items(), P.versions, strict=True)
+    }
     return placements | {
         "kinds_a": {p.kind for p in problems(P.plan_kinds, P)},
         "cycle_b": _cycle(P.plan_cycle, P),
@@ -242,18 +251,18 @@ def key(P: PlansParams) -> dict:
     }
 
 
-def _placement(architecture: str, answer) -> Diagnosis:
-    """The verdict on one architecture's placement on the seven dimensions.
+def _placement(architecture: str, index: int, answer) -> Diagnosis:
+    """The verdict on the placement of version ``index`` of one architecture.
 
     Every wrong cell is named with a hint that points at the deciding fact in the
-    description; the expected choice is never shown.
+    description (or at the version's own sentence); the expected choice is never shown.
     """
     if not isinstance(answer, Mapping):
         return Diagnosis(
             "invalid", f"expected a dict {{dimension: choice}}, got a {type(answer).__name__}"
         )
     try:
-        grades = architectures.grade_placement(architecture, answer)
+        grades = grade_version(architecture, index, answer)
     except ValueError as error:
         return Diagnosis("invalid", " ".join(str(error).split()))
     wrong = {dim: g for dim, g in grades.items() if not g.correct}
@@ -347,7 +356,7 @@ def judge(item: str, answer, P: PlansParams) -> Diagnosis:
     if item not in expected:
         raise ValueError(f"item must be one of {sorted(expected)}, got {item!r}")
     if item in PLACEMENTS:
-        return _placement(PLACEMENTS[item], answer)
+        return _placement(PLACEMENTS[item], P.versions[list(PLACEMENTS).index(item)], answer)
     if item == "rewoo_edges":
         return judge_edges(answer, P)
     if item == "fixed_plan":
@@ -434,8 +443,9 @@ def _closure(edges: dict) -> dict:
 def repair_problems(answer, P: PlansParams) -> str:
     """What keeps ``answer`` from being a repair of ``P.plan_kinds`` ("" when it is one).
 
-    A repair keeps every step with its id and arguments, passes the validator, and lists in
-    ``depends_on`` exactly the steps its arguments read. Never raises: a malformed answer
+    A repair keeps every step with its id and arguments (a repeated id may, and must, take
+    a new one), passes the validator, and lists in ``depends_on`` exactly the steps its
+    arguments read. Never raises: a malformed answer
     gets a message too, so a hidden test can ask ``repair_problems(...) == ""``.
 
     Examples
@@ -452,8 +462,14 @@ def repair_problems(answer, P: PlansParams) -> str:
         kept = [(s["id"], s["args"]) for s in answer["steps"]]
     except (TypeError, KeyError):
         return "every step needs its 'id' and 'args'"
-    if kept != [(s["id"], s["args"]) for s in original["steps"]]:
-        return "keep every step, its id and its arguments; change only tools and depends_on"
+    repeats = _repeats(original["steps"])
+    want = [(s["id"], s["args"]) for s in original["steps"]]
+    if len(kept) != len(want) or any(
+        got != old if k not in repeats else got[1] != old[1]
+        for k, (got, old) in enumerate(zip(kept, want, strict=True))
+    ):
+        also = " and a repeated id" if repeats else ""
+        return "keep every step, its id and its arguments; change only tools and depends_on" + also
     try:
         validate_plan(answer, P.tools, max_steps=P.max_steps)
     except PlanError as error:
@@ -465,25 +481,22 @@ def repair_problems(answer, P: PlansParams) -> str:
     return ""
 
 
-def check(item: str, answer, P: PlansParams) -> None:
-    """The visible check of one item: prints ``[ok] B1 kinds_a: on track`` or a hint."""
-    report(EXERCISE, item, answer, P)
-
-
-def steps_table(plan) -> str:
-    """The steps of a plan as a plain-text table: id, tool, depends_on, args.
+def your_version(architecture: str, P: PlansParams) -> str:
+    """How the version of ``architecture`` that ``P`` asks to place differs from the
+    published one (a sentence; the lecture's own version says so).
 
     Examples
     --------
-    >>> print(steps_table(plan("two_cities")).splitlines()[3])
-    E2  search        -           'population of Marseille'
+    >>> your_version("ReWOO", PlansParams())
+    "Your version works exactly as described above (the lecture's own)."
     """
-    rows = [("id", "tool", "depends_on", "args")]
-    for step in plan["steps"]:
-        deps = step.get("depends_on")
-        shown = "-" if deps is None else (", ".join(map(str, deps)) or "[]")
-        rows.append((str(step.get("id")), str(step.get("tool")), shown, repr(step.get("args"))))
-    return text_table(rows)
+    name = architecture_name(architecture)
+    return _version(name, P.versions[list(PLACEMENTS.values()).index(name)]).sentence
+
+
+def check(item: str, answer, P: PlansParams) -> None:
+    """The visible check of one item: prints ``[ok] B1 kinds_a: on track`` or a hint."""
+    report(EXERCISE, item, answer, P)
 
 
 #: Every graded item of the notebook, in its order.
