@@ -554,7 +554,11 @@ def test_order_violations_reports_every_problem():
     assert report.unknown == ("x", ["unhashable"])
     assert report.duplicated == ("b",)
     text = str(report)
-    for fragment in ("1 edge(s) point backwards", "'b' -> 'c'", "missing node(s): 'a'"):
+    for fragment in (
+        "1 task(s) listed before a task they wait for",
+        "'c' waits for 'b'",
+        "missing node(s): 'a'",
+    ):
         assert fragment in text
     assert "unknown node(s): 'x', ['unhashable']" in text
     assert "duplicated node(s): 'b'" in text

@@ -464,7 +464,7 @@ def test_a_two_way_item_shows_its_form_only_and_the_grader_still_sees_the_value(
         elif isinstance(right, str):
             wrong = "higher"
         else:
-            wrong = set(list(harness.REVISIONS)[:2])
+            wrong = set(list(harness.revisions(P))[:2])
         seen_right = exercise.visible(item.key, right, P)
         seen_wrong = exercise.visible(item.key, wrong, P)
         # the same verdict for right and wrong, and never "[ok]": a first-year reads it as right
@@ -487,9 +487,19 @@ def test_a_check_prints_one_line_naming_the_exercise_and_whose_numbers(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("[ ] A1 p_chain: not answered yet  [LECTURE NUMBERS")
     assert lines[1].startswith("[x] A1 p_chain: you multiplied p by n")
-    assert lines[1].endswith("  [LECTURE NUMBERS - no id set, grading uses your own]")
+    assert lines[1].endswith("  [LECTURE NUMBERS: set STUDENT_ID]")
     assert lines[2] == "[ok] A1 p_chain: on track  [numbers of s0007]"
     assert lines[3] == f"[x] A1 p_chain: {LECTURE_HINT}  [numbers of s0007]"
+
+
+def test_the_parameter_cell_says_how_a_typed_id_was_written_for_the_grader():
+    typed = params("chain", "Zoë Müller")
+    heading, _ = typed._heading()
+    assert heading.startswith("Numbers of zoe-muller:")
+    assert "'Zoë Müller' is 'zoe-muller' as the grader files ids" in heading
+    assert typed == params("chain", "zoe-muller")  # the same numbers for every spelling
+    for same in ("zoe-muller", " zoe-muller "):  # nothing to explain, and the shared object
+        assert params("chain", same)._heading()[0].endswith("works with them.")  # is untouched
 
 
 def test_in_strict_mode_an_off_answer_fails_the_cell_with_its_one_line(monkeypatch, capsys):

@@ -381,8 +381,8 @@ class OrderViolations:
             return "valid topological order"
         lines = []
         if self.edges:
-            lines.append(f"{len(self.edges)} edge(s) point backwards (u must come before v):")
-            lines += [f"  {u!r} -> {v!r}" for u, v in self.edges[:10]]
+            lines.append(f"{len(self.edges)} task(s) listed before a task they wait for:")
+            lines += [f"  {v!r} waits for {u!r}" for u, v in self.edges[:10]]
             if len(self.edges) > 10:
                 lines.append(f"  ... and {len(self.edges) - 10} more")
         for label, items in (
@@ -436,8 +436,8 @@ def order_violations(graph, order, *, strict: bool = False) -> OrderViolations:
     >>> bool(order_violations(g, ("a", "b", "c")))
     False
     >>> print(order_violations(g, ["b", "a", "b", "x"]))
-    1 edge(s) point backwards (u must come before v):
-      'a' -> 'b'
+    1 task(s) listed before a task they wait for:
+      'b' waits for 'a'
     missing node(s): 'c'
     unknown node(s): 'x'
     duplicated node(s): 'b'

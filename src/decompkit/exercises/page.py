@@ -68,11 +68,11 @@ def numbers_note(P) -> str:
     --------
     >>> from decompkit.exercises.chain import ChainParams
     >>> numbers_note(ChainParams())
-    'LECTURE NUMBERS - no id set, grading uses your own'
+    'LECTURE NUMBERS: set STUDENT_ID'
     """
     who = student_of(P)
     if who is None:
-        return "LECTURE NUMBERS - no id set, grading uses your own"
+        return "LECTURE NUMBERS: set STUDENT_ID"
     if who == LECTURE:
         return "the lecture's numbers (id 'lecture')"
     return f"numbers of {who}"
@@ -86,7 +86,7 @@ def line(item, diagnosis: Diagnosis, P) -> str:
     >>> from decompkit.exercises import chain
     >>> P = chain.ChainParams()
     >>> print(line(chain.EXERCISE.item("p_prime"), Diagnosis("unanswered", "not answered yet"), P))
-    [ ] B1 p_prime: not answered yet  [LECTURE NUMBERS - no id set, grading uses your own]
+    [ ] B1 p_prime: not answered yet  [LECTURE NUMBERS: set STUDENT_ID]
     """
     return f"{mark_line(item.title, diagnosis)}  [{numbers_note(P)}]"
 
@@ -215,6 +215,14 @@ class NumbersDisplay:
             )
         if who == LECTURE:
             return ("The lecture's own numbers (id 'lecture').", None)
+        typed = getattr(self, "_typed", None)
+        if typed:  # the id as typed differs from the one the grader files work under
+            return (
+                f"Numbers of {who}: every exercise below works with them. ({typed!r} is "
+                f"{who!r} as the grader files ids: lower case, accents dropped, a dash for "
+                "a space.)",
+                None,
+            )
         return (f"Numbers of {who}: every exercise below works with them.", None)
 
     def _repr_pretty_(self, printer, cycle):

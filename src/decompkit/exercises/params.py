@@ -16,6 +16,7 @@ what the hidden tests ask: the key's value of one item for the id in effect.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import os
@@ -172,7 +173,13 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     else:
         drawn = _draw(notebook, who, assignment)
     # Whose numbers these are travels with them (outside the fields: equality, hashing and
-    # the answer key see the numbers only), so every check can say it.
+    # the answer key see the numbers only), so every check can say it; and the id as typed,
+    # when the grader's rule wrote it otherwise ("Zoë Müller" is zoe-muller), on a copy: the
+    # drawn object is shared by every spelling of the id.
+    typed = student.strip() if isinstance(student, str) else None
+    if who not in (None, LECTURE) and typed and typed != who and _clean_id("student", typed) == who:
+        drawn = copy.copy(drawn)
+        object.__setattr__(drawn, "_typed", typed)
     object.__setattr__(drawn, "_student", who)
     return drawn
 
