@@ -208,6 +208,15 @@ def test_reliability_lecture_figures(rel_ex):
     assert_allclose(rel_ex.values["curves"]["bare"][10], 0.1074, atol=TOL4)
 
 
+def test_reliability_axes_use_the_sliders_letter_for_the_chain_length(rel_ex):
+    """The slider and the table say n; so do the axis and the legend."""
+    left = rel_ex.figure.axes[0]
+    assert rel_ex.controls["n"].description.startswith("n")
+    assert left.get_xlabel().endswith(", n") and "all n steps" in left.get_ylabel()
+    legend = [text.get_text() for text in left.get_legend().get_texts()]
+    assert "no check: $p^n$" in legend and not any("^m" in label for label in legend)
+
+
 def test_reliability_says_whether_the_check_helps(rel_ex):
     assert "helps (d &gt; φ)" in rel_ex.readout.value
     rel_ex.controls["phi"].value = 0.9

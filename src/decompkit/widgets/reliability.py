@@ -1,9 +1,9 @@
 r"""Reliability explorer: what a check at each step boundary does to a chain of n steps.
 
-Curves against the chain length :math:`m = 0 .. m_\max`: the bare chain :math:`p^m`, one retry
-behind a fallible check :math:`p'^m` with :math:`p' = p + p(1-p)(d-\varphi)`, retry until the
-check passes :math:`{p'_\infty}^m` with :math:`p'_\infty = p/(1-d(1-p))`, and a perfect check
-with :math:`\kappa` attempts :math:`(1-(1-p)^\kappa)^m`. A (d, phi) panel shows where the
+Curves against the chain length :math:`n = 0 .. n_\max`: the bare chain :math:`p^n`, one retry
+behind a fallible check :math:`p'^n` with :math:`p' = p + p(1-p)(d-\varphi)`, retry until the
+check passes :math:`{p'_\infty}^n` with :math:`p'_\infty = p/(1-d(1-p))`, and a perfect check
+with :math:`\kappa` attempts :math:`(1-(1-p)^\kappa)^n`. A (d, phi) panel shows where the
 check helps (:math:`d > \varphi`) and the current check in it.
 """
 
@@ -112,22 +112,22 @@ class ReliabilityExplorer(Explorer):
     def _draw(self):
         fig = self.figure
         left, right = fig.subplots(1, 2, width_ratios=(1.7, 1.0))
-        m = self.steps
+        n = self.steps
         self.lines = {
-            key: left.plot(m, m * 0.0, linewidth=2, label=label, **SERIES[key])[0]
+            key: left.plot(n, n * 0.0, linewidth=2, label=label, **SERIES[key])[0]
             for key, label in (
-                ("bare", "no check: $p^m$"),
-                ("one_retry", r"one retry: $p'^m$ (with $\varphi$)"),
-                ("until_pass", r"retry until pass: $p'^m_\infty$"),
+                ("bare", "no check: $p^n$"),
+                ("one_retry", r"one retry: $p'^n$ (with $\varphi$)"),
+                ("until_pass", r"retry until pass: $p'^n_\infty$"),
                 ("kappa", r"perfect check, $\kappa$ attempts"),
             )
         }
         self.marker = left.axvline(0, color="black", linewidth=1, linestyle=":")
         left.axhline(0.5, color=GREY, linestyle=":", linewidth=1, zorder=1)  # under the curves
         left.set(
-            xlabel="steps in the chain, m",
-            ylabel="P(all m steps correct)",
-            xlim=(0, m[-1]),
+            xlabel="steps in the chain, n",
+            ylabel="P(all n steps correct)",
+            xlim=(0, n[-1]),
             ylim=(0, 1.02),
             title="A check at each boundary slows the decay",
         )
@@ -241,10 +241,10 @@ def reliability_explorer(p=0.9, n=10, d=0.8, phi=0.05, kappa=3, *, n_max=50, kap
 
     Notes
     -----
-    Curves: :math:`p^m`, :func:`~decompkit.reliability.checked_step_fallible` and
-    :func:`~decompkit.reliability.checked_step_limit` raised to the power m, and
-    :func:`~decompkit.reliability.perfect_check_attempts` to the power m; the vertical line
-    marks m = n. The (d, phi) panel is :func:`~decompkit.plots.plot_d_phi_plane` with the
+    Curves: :math:`p^n`, :func:`~decompkit.reliability.checked_step_fallible` and
+    :func:`~decompkit.reliability.checked_step_limit` raised to the power n, and
+    :func:`~decompkit.reliability.perfect_check_attempts` to the power n; the vertical line
+    marks the slider's n. The (d, phi) panel is :func:`~decompkit.plots.plot_d_phi_plane` with the
     current check as a white dot.
 
     Examples
