@@ -318,7 +318,13 @@ def test_horizon_half_life_marker_disappears_when_infinite(hor_ex):
 
 def test_horizon_monte_carlo_button(hor_ex):
     before = png(hor_ex)
+    # the progress bar shows only while a simulation runs, not as an empty box before it
+    assert hor_ex.progress.layout.visibility == "hidden"
+    seen = []
+    hor_ex.progress.observe(lambda _: seen.append(hor_ex.progress.layout.visibility), "value")
     hor_ex.controls["monte_carlo"].click()
+    assert seen and set(seen) == {"visible"}
+    assert hor_ex.progress.layout.visibility == "hidden"
     assert hor_ex.progress.value == hor_ex.progress.max == len(hor_ex.mc_qs)
     assert png(hor_ex) != before
     estimate = hor_ex.mc_points.get_ydata()

@@ -104,6 +104,8 @@ class HorizonExplorer(Explorer):
             max=len(self.mc_qs),
             description="points",
             style={"description_width": "50px"},
+            # shown while a simulation runs: before the first press it would be an empty bar
+            layout=widgets.Layout(visibility="hidden"),
         )
         self.mc_label = widgets.HTML("Press <i>Monte Carlo</i> to simulate the q sweep.")
         self.ns = np.arange(1, n_max + 1)
@@ -289,6 +291,7 @@ class HorizonExplorer(Explorer):
         rng = np.random.default_rng(self.seed)
         estimate, low, high = [], [], []
         self.progress.value = 0
+        self.progress.layout.visibility = "visible"
         self.mc_label.value = f"simulating {len(self.mc_qs)} points x {self.trials:,} runs ..."
         start = time.perf_counter()
         try:
@@ -302,6 +305,8 @@ class HorizonExplorer(Explorer):
             self.mc_label.value = ""
             self.status.value = error_html(str(err))
             return
+        finally:
+            self.progress.layout.visibility = "hidden"
         result = {"estimate": np.array(estimate), "low": np.array(low), "high": np.array(high)}
         self.monte_carlo = ((n, p, budget), result)
         exact = markov.success_exact(n, p, self.mc_qs, budget)
