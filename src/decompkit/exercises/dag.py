@@ -18,15 +18,18 @@ from .. import dag
 from ..examples import speedup
 from .checks import NEVER_NEGATIVE, ON_TRACK, Mistake, judge_number, judge_order, judge_set
 from .contract import Diagnosis, Exercise, Item
-from .page import NumbersDisplay, report
-from .support import (
+from .drawn_plans import (
     DURATION_RANGES,
-    cached_key,
+    draw_coding_task,
     draw_durations,
-    misread_shows,
-    mistake_clashes,
+    draw_migration,
+    draw_moment,
+    draw_spurious_edge,
+    unique_critical_path,
     worked_example,
 )
+from .page import NumbersDisplay, report
+from .support import cached_key, misread_shows, mistake_clashes
 
 __all__ = [
     "DagParams",
@@ -49,8 +52,12 @@ class DagParams(NumbersDisplay):
     ----------
     example_a, example_b : names of the worked examples in ``decompkit.examples``
         (A: the coding task, B: the connector migration).
+    plan_a, plan_b : the student's own plans, ``((node, (predecessors, ...)), ...)`` drawn by
+        :mod:`decompkit.exercises.drawn_plans`; empty keeps the lecture's.
     durations_a, durations_b : ``(node, duration)`` pairs replacing the example's own
         durations; empty keeps the lecture's.
+    spurious_edge : the edge of the drawn example A that is not a real dependency; empty
+        keeps the lecture's.
     coordination : coordination tax of example B's fan-out, in slots.
     done, running : tasks of example A finished and in progress for the ready-set exercise.
     slack_node : the task of example A whose slack is asked for.
@@ -59,8 +66,11 @@ class DagParams(NumbersDisplay):
 
     example_a: str = "coding_task"
     example_b: str = "migration"
+    plan_a: tuple = ()
+    plan_b: tuple = ()
     durations_a: tuple = ()
     durations_b: tuple = ()
+    spurious_edge: tuple = ()
     coordination: int = 4
     done: tuple = ("read_spec", "fetch_data")
     running: tuple = ("write_tests",)
@@ -69,23 +79,42 @@ class DagParams(NumbersDisplay):
 
     @property
     def A(self):
-        """Worked example A with this object's durations (a fresh WorkedExample)."""
-        return worked_example(self.example_a, self.durations_a)
+        """Worked example A with this object's plan and durations (a fresh WorkedExample)."""
+        return worked_example(self.example_a, self.durations_a, self.plan_a, self.spurious_edge)
 
     @property
     def B(self):
-        """Worked example B with this object's durations and coordination tax."""
-        b = worked_example(self.example_b, self.durations_b)
+        """Worked example B with this object's plan, durations and coordination tax."""
+        b = worked_example(self.example_b, self.durations_b, self.plan_b)
         return dataclasses.replace(b, coordination=self.coordination)
 
 
 def draw(rng) -> DagParams:
-    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`)."""
+    """One candidate of per-student plans and numbers (see
+    :func:`decompkit.exercises.params.params`).
+
+    The spurious edge, its task and the moment of the ready-set exercise are chosen among
+    those that make their exercises meaningful for the drawn plan and durations.
+    """
+    plan_a, plan_b = draw_coding_task(rng), draw_migration(rng)
+    ranges = DURATION_RANGES
+    durations_a = draw_durations(rng, ranges["coding_task"], [n for n, _ in plan_a])
+    durations_b = draw_durations(rng, ranges["migration"], [n for n, _ in plan_b])
+    coordination, workers = int(rng.integers(4, 19)), int(rng.integers(2, 5))
+    A = worked_example("coding_task", durations_a, plan_a)
+    spurious = draw_spurious_edge(rng, A.graph, A.durations)
+    done, running = draw_moment(rng, A.graph)
     return DagParams(
-        durations_a=draw_durations(rng, DURATION_RANGES["coding_task"]),
-        durations_b=draw_durations(rng, DURATION_RANGES["migration"]),
-        coordination=int(rng.integers(4, 19)),
-        workers=int(rng.integers(2, 5)),
+        plan_a=plan_a,
+        plan_b=plan_b,
+        durations_a=durations_a,
+        durations_b=durations_b,
+        spurious_edge=spurious,
+        coordination=coordination,
+        done=done,
+        running=running,
+        slack_node=spurious[1] if spurious else plan_a[0][0],
+        workers=workers,
     )
 
 
@@ -130,11 +159,8 @@ def key(P: DagParams) -> dict:
     }
 
 
-def _unique_critical_path(graph, durations) -> bool:
-    # Durations are positive, so two longest paths cannot share all their nodes: the path is
-    # unique exactly when no task off it has zero slack.
-    cp = dag.critical_path(graph, durations)
-    return sum(1 for s in cp.slack.values() if s == 0) == len(cp.path)
+#: Most topological orders a student counts by hand in example A and in example B.
+MAX_ORDERS_A, MAX_ORDERS_B = 30, 120
 
 
 def degenerate(P: DagParams) -> list[str]:
@@ -146,15 +172,23 @@ def degenerate(P: DagParams) -> list[str]:
     []
     """
     A, B = P.A, P.B
+    if not A.spurious_edge or not P.running:
+        return ["the plan has no spurious edge or no moment for the ready set to ask about"]
     expected = key(P)
     found = mistake_clashes(expected, lambda item: _mistakes(item, P))
+    if not expected["ready_now"]:
+        found.append("no task is ready at the moment asked about")
+    if not 2 <= expected["n_orders_a"] <= MAX_ORDERS_A:
+        found.append(f"example A has {expected['n_orders_a']} orders: too few or too many")
+    if not 2 <= expected["n_orders_b"] <= MAX_ORDERS_B:
+        found.append(f"example B has {expected['n_orders_b']} orders: too few or too many")
     spurious = A.with_edge(*A.spurious_edge)
     for name, graph, durations in (
         ("example A", A.graph, A.durations),
         ("example A with the spurious edge", spurious, A.durations),
         ("example B", B.graph, B.durations),
     ):
-        if not _unique_critical_path(graph, durations):
+        if not unique_critical_path(graph, durations):
             found.append(f"{name} has a tie on its critical path")
     if expected["makespan_spurious"] != expected["makespan_a"]:
         found.append("the spurious edge changes the makespan; the exercise is about slack")

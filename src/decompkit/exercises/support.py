@@ -2,10 +2,10 @@
 
 The answer-key cache (:func:`cached_key`), the test that a hint never fires for a right answer
 (:func:`mistake_clashes`), the unknown-item error (:func:`known_item`), the plain-text tables
-(:func:`text_table`), and the pieces of a per-student draw: values on a grid (:func:`grid`),
-durations within ranges (:func:`draw_durations`) and a worked example with such durations
-(:func:`worked_example`). The package lifts the first four (``__all__``), which whoever writes a
-new exercise module needs; the pieces of a draw are public for the exercise modules alone.
+(:func:`text_table`), and values on a grid for a per-student draw (:func:`grid`; the drawn
+plans of the DAG notebooks live in :mod:`~decompkit.exercises.drawn_plans`). The package lifts
+all but :func:`grid` (``__all__``, with :func:`misread_shows`), which whoever writes a new
+exercise module needs; :func:`grid` is public for the exercise modules alone.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import examples
 from ..validate import whole
 
 __all__ = ["cached_key", "mistake_clashes", "known_item", "misread_shows", "text_table"]
@@ -161,69 +160,3 @@ def grid(rng: np.random.Generator, low: float, high: float, step: float) -> floa
     count = round((high - low) / step)
     decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
     return round(low + step * int(rng.integers(0, count + 1)), decimals)
-
-
-def draw_durations(rng: np.random.Generator, ranges: Mapping) -> tuple:
-    """``(node, duration)`` pairs, each a whole number drawn from its ``(low, high)`` range.
-
-    Examples
-    --------
-    >>> draw_durations(np.random.default_rng(0), {"a": (2, 2), "b": (5, 5)})
-    (('a', 2), ('b', 5))
-    """
-    return tuple((node, int(rng.integers(low, high + 1))) for node, (low, high) in ranges.items())
-
-
-#: Ranges ``(low, high)`` per task from which a student's durations are drawn, for each worked
-#: example of :mod:`decompkit.examples`; they keep every task's role in the story.
-DURATION_RANGES = {
-    "coding_task": {
-        "read_spec": (2, 9),
-        "fetch_data": (6, 30),
-        "write_tests": (4, 24),
-        "write_code": (8, 40),
-        "run_tests": (2, 9),
-        "report": (2, 8),
-    },
-    "migration": {
-        "F": (2, 12),
-        "S": (2, 12),
-        "R": (1, 9),
-        "P": (8, 30),
-        "E": (10, 40),
-        "D": (6, 30),
-        "A": (1, 6),
-        "Y": (2, 12),
-        "V": (3, 15),
-    },
-}
-
-_EXAMPLES = {"coding_task": examples.coding_task, "migration": examples.migration}
-
-
-def worked_example(name: str, durations: tuple = ()):
-    """A fresh copy of the worked example ``name``, with ``(node, duration)`` overrides.
-
-    Raises
-    ------
-    ValueError
-        For an unknown example, or an override naming a task the example does not have.
-
-    Examples
-    --------
-    >>> worked_example("coding_task", (("report", 7),)).durations["report"]
-    7
-    >>> worked_example("coding", ())
-    Traceback (most recent call last):
-    ...
-    ValueError: example must be 'coding_task' or 'migration', got 'coding'
-    """
-    if name not in _EXAMPLES:
-        raise ValueError(f"example must be 'coding_task' or 'migration', got {name!r}")
-    example = _EXAMPLES[name]()
-    table = dict(example.durations)
-    for node, value in durations:
-        if node not in table:
-            raise ValueError(f"duration override names {node!r}, not a task of {example.name!r}")
-        table[node] = value
-    return dataclasses.replace(example, durations=table)

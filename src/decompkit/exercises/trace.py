@@ -16,16 +16,9 @@ from .. import scheduler as sc
 from ..dag import ancestors, descendants
 from .checks import NEVER_NEGATIVE, Mistake, judge_number, judge_set
 from .contract import Diagnosis, Exercise, Item
+from .drawn_plans import DURATION_RANGES, draw_coding_task, draw_durations, worked_example
 from .page import NumbersDisplay, report
-from .support import (
-    DURATION_RANGES,
-    cached_key,
-    draw_durations,
-    known_item,
-    misread_shows,
-    mistake_clashes,
-    worked_example,
-)
+from .support import cached_key, known_item, misread_shows, mistake_clashes
 
 __all__ = [
     "TraceParams",
@@ -47,18 +40,21 @@ class TraceParams(NumbersDisplay):
     Attributes
     ----------
     example : name of the worked example in ``decompkit.examples`` (the coding task).
+    plan : the student's own coding task, ``((node, (predecessors, ...)), ...)`` drawn by
+        :mod:`decompkit.exercises.drawn_plans`; empty keeps the lecture's.
     durations : ``(node, duration)`` pairs replacing the example's own; empty keeps them.
     workers : workers of the scheduler.
     kappa : attempts per task in the demonstration of a checked step.
     failing : the task whose check fails (the red test run).
     failing_early : a task whose failure catches another task still running.
     faulty : the diagnosis of the failure of ``failing``: the task to unroll.
-    faulty_other : a second diagnosis, whose unrolling copies more of the plan.
+    faulty_other : a second diagnosis, upstream of ``faulty``, whose unrolling copies more.
     kappa_plan : the plan-level cap on copies of one task.
     red_runs : how many runs of ``failing`` in a row fail (the original, then its copies).
     """
 
     example: str = "coding_task"
+    plan: tuple = ()
     durations: tuple = ()
     workers: int = 2
     kappa: int = 2
@@ -71,24 +67,66 @@ class TraceParams(NumbersDisplay):
 
     @property
     def A(self):
-        """The worked example with this object's durations (a fresh WorkedExample)."""
-        return worked_example(self.example, self.durations)
+        """The worked example with this object's plan and durations (a fresh WorkedExample)."""
+        return worked_example(self.example, self.durations, self.plan)
+
+    @property
+    def reader(self) -> str:
+        """The one task that reads the failed check ``failing`` (``report`` in the lecture)."""
+        readers = _readers(self)
+        return readers[0] if readers else ""
 
 
 def draw(rng) -> TraceParams:
-    """One candidate of per-student numbers (see :func:`decompkit.exercises.params.params`).
+    """One candidate of per-student plans and numbers (see
+    :func:`decompkit.exercises.params.params`).
 
     Durations are three times those of the plan-DAG notebook, so a run has room for overlap.
+    The diagnoses lie upstream of the test run, the second upstream of the first, and the early
+    failure is chosen among the tasks whose failure catches another task still running.
     """
+    plan = draw_coding_task(rng)
+    graph = {node: list(preds) for node, preds in plan}
     ranges = {node: (3 * a, 3 * b) for node, (a, b) in DURATION_RANGES["coding_task"].items()}
-    kappa_plan = int(rng.integers(1, 4))
+    durations = draw_durations(rng, ranges, list(graph))
+    workers, kappa_plan = int(rng.integers(2, 4)), int(rng.integers(1, 4))
+    failing = "run_tests"
+    # A diagnosis with a predecessor (so the second one has a place to be), every other time
+    # one that reads more than the spec; the second diagnosis other than the spec when the
+    # plan allows it.
+    upstream = [n for n in graph if n in ancestors(graph, [failing]) and graph[n]]
+    richer = [n for n in upstream if graph[n] != ["read_spec"]]
+    if richer and _coin(rng, 0.5):
+        upstream = richer
+    faulty = upstream[int(rng.integers(0, len(upstream)))]
+    deeper = [n for n in graph if n in ancestors(graph, [faulty])]
+    deeper = [n for n in deeper if n != "read_spec"] or deeper
+    early = [
+        n
+        for n in graph
+        if n != failing
+        and descendants(graph, [n])
+        and _failure(graph, dict(durations), workers, n, "stop").cancelled
+    ]
     return TraceParams(
-        durations=draw_durations(rng, ranges),
-        workers=int(rng.integers(2, 4)),
-        failing_early=("write_tests", "fetch_data")[int(rng.integers(0, 2))],
+        plan=plan,
+        durations=durations,
+        workers=workers,
+        failing=failing,
+        failing_early=early[int(rng.integers(0, len(early)))] if early else failing,
+        faulty=faulty,
+        faulty_other=deeper[int(rng.integers(0, len(deeper)))],
         kappa_plan=kappa_plan,
         red_runs=kappa_plan + 1,
     )
+
+
+def _coin(rng, p: float) -> bool:
+    return bool(rng.random() < p)
+
+
+def _failure(graph, durations, workers, node, onfail):
+    return sc.schedule(graph, durations, workers=workers, onfail=onfail, step=failing_step(node))
 
 
 def failing_step(node, runs: int = 1) -> sc.ScriptedStep:
@@ -108,9 +146,7 @@ def failing_step(node, runs: int = 1) -> sc.ScriptedStep:
 
 def _run(P: TraceParams, node, onfail):
     A = P.A
-    return sc.schedule(
-        A.graph, A.durations, workers=P.workers, onfail=onfail, step=failing_step(node)
-    )
+    return _failure(A.graph, A.durations, P.workers, node, onfail)
 
 
 def _unroll(P: TraceParams, faulty):
@@ -181,7 +217,7 @@ def key(P: TraceParams) -> dict:
         "done_drain": set(early_drain.done),
         "end_drain": early_drain.makespan,
         "new_nodes": set(repair.copies.values()),
-        "report_preds": set(repair.graph[_readers(P)[0]]),
+        "report_preds": set(repair.graph[P.reader]),
         "repaired_preds": set(repair.graph[copy_of_faulty]),
         "new_nodes_other": set(other.copies.values()),
         "end_repaired": repaired.makespan,
@@ -404,8 +440,15 @@ def degenerate(P: TraceParams) -> list[str]:
     >>> degenerate(TraceParams())
     []
     """
+    graph = P.A.graph
     if len(_readers(P)) != 1:
         return [f"the failed check {P.failing!r} must be read by exactly one task"]
+    if P.faulty not in ancestors(graph, [P.failing]):
+        return [f"the diagnosis {P.faulty!r} is not upstream of the failed check"]
+    if P.faulty_other not in ancestors(graph, [P.faulty]):
+        return [f"the second diagnosis {P.faulty_other!r} is not upstream of {P.faulty!r}"]
+    if P.failing_early == P.failing:
+        return ["no early failure catches another task still running"]
     expected = key(P)
     found = mistake_clashes(expected, lambda item: _mistakes(item, P, expected))
     for item in ("blocked_early", "cancelled_stop"):
