@@ -265,9 +265,9 @@ CASES = [
             ),
             DAG: _with(
                 DAG,
+                # A valid order (the last of all orders, not always the key's), as a tuple.
                 topological_order_answer=(
-                    "order_a = ('read_spec', 'fetch_data', 'write_code', 'write_tests',"
-                    " 'run_tests', 'report')"
+                    "order_a = tuple(list(dag.all_topological_orders(A.graph))[-1])"
                 ),
                 ready_set_answer="ready_now = list(dag.ready_set(A.graph, P.done, P.running))",
                 count_orders_a_answer=(
@@ -339,7 +339,7 @@ CASES = [
                     ")\n"
                     "new_nodes = [node for node in repair.graph if node not in A.graph]"
                 ),
-                repointed_edges_answer="report_preds = repair.graph['report']",
+                repointed_edges_answer="report_preds = repair.graph[P.reader]",
                 repaired_inputs_answer=(
                     "repaired_preds = list(repair.graph[repair.copies[P.faulty]])"
                 ),
@@ -669,12 +669,9 @@ CASES = [
             ),
             DAG: _then(
                 DAG,
-                topological_order_answer=(
-                    "order_a = ['read_spec', 'write_tests', 'write_code', 'fetch_data',"
-                    " 'run_tests', 'report']"
-                ),
-                ready_set_answer="ready_now = set(P.running) | {'write_code'}",
-                count_orders_a_answer="n_orders_a = 2",
+                topological_order_answer="order_a = order_a[::-1]",
+                ready_set_answer="ready_now = set(P.running) | ready_now",
+                count_orders_a_answer="import math\nn_orders_a = math.factorial(len(A.graph))",
                 makespan_a_answer=(
                     "makespan_a = len(dag.critical_path(A.graph, A.durations).path)"
                 ),
@@ -694,7 +691,7 @@ CASES = [
                 blocked_late_answer="blocked_late = blocked_late | {P.failing}",
                 cancelled_stop_answer="cancelled_stop = set()",
                 end_drain_answer="end_drain = early.makespan",
-                unrolled_nodes_answer='new_nodes = new_nodes | {"report\'"}',
+                unrolled_nodes_answer='new_nodes = new_nodes | {P.reader + "\'"}',
                 repaired_inputs_answer="repaired_preds = repaired_preds | {P.failing}",
                 repairs_made_answer="repairs_made = len(limited.repairs) + 1",
             ),
@@ -791,11 +788,9 @@ CASES = [
             ),
             DAG: _then(
                 DAG,
-                count_orders_b_answer="n_orders_b = 3 * 2 * 1",
-                critical_path_a_answer=(
-                    "path_a = ['read_spec', 'write_tests', 'run_tests', 'report']"
-                ),
-                critical_path_b_answer="path_b = ['F', 'E', 'A', 'Y', 'V']",
+                count_orders_b_answer="import math\nn_orders_b = math.factorial(len(B.fan_out))",
+                critical_path_a_answer="path_a = path_a[::-1]",
+                critical_path_b_answer="path_b = path_b[1:]",
                 spurious_slack_answer=(
                     "slack_spurious = dag.critical_path(A.graph, A.durations).slack[P.slack_node]"
                 ),
@@ -817,14 +812,16 @@ CASES = [
             ),
             TRACE: _then(
                 TRACE,
-                blocked_early_answer="blocked_early = blocked_early | {'write_code'}",
+                blocked_early_answer="blocked_early = blocked_early | {P.failing_early}",
                 done_drain_answer="done_drain = done_drain | {P.failing_early}",
                 repointed_edges_answer="report_preds = {P.failing}",
                 repaired_makespan_answer=(
                     "end_repaired = scheduler.schedule(A.graph, A.durations,"
                     " workers=P.workers).makespan"
                 ),
-                unrolled_nodes_other_answer="new_nodes_other = new_nodes_other - {'run_tests\\''}",
+                unrolled_nodes_other_answer=(
+                    'new_nodes_other = new_nodes_other - {P.failing + "\'"}'
+                ),
                 gives_up_answer="end_gives_up = first.makespan",
             ),
         },
