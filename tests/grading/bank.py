@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import nbformat
 
+from decompkit.exercises import harness as loop
 from decompkit.exercises.params import EXERCISES, params
 from decompkit.grading import close
 
@@ -122,6 +124,33 @@ def _then(nb, **appended):
     """Each given answer cell keeps the solution's code and appends a line that overwrites the
     answer: a wrong value stays in its own item while the helpers later cells use remain."""
     return lambda: submission(nb, {k: answer_key(nb)[k] + v for k, v in appended.items()})
+
+
+LOOP_OWN = "different_loop"
+
+
+def _fraction(item: str, between: str = " / ", student: str = LOOP_OWN) -> str:
+    """A share of steps of notebook 6 as ``numerator / denominator`` for ``student``."""
+    share = Fraction(_own(item, "harness", student)).limit_denominator(100)
+    return f"{share.numerator}{between}{share.denominator}"
+
+
+def _loop_wrong(student: str = "wrong_loop") -> dict:
+    """Wrong answers about ``student``'s own plan artefact (notebook 6)."""
+    P = params("harness", student)
+    plan, key = loop.frontier_plan(P), EXERCISES["harness"].key(P)
+    waiting = next(
+        s.id
+        for s in plan.steps
+        if s.state == "pending" and any(plan.step(d).state != "done" for d in s.depends_on)
+    )
+    illegal = next(m for m, verdict in key["moves"].items() if verdict == "illegal")
+    # an addition is always among the accepted proposals (the draw is redrawn otherwise)
+    added = next(label for label, _, kind in P.artefact.proposals if kind == "add")
+    return {"waiting": waiting, "illegal": illegal, "added": added}
+
+
+_LOOP_WRONG = _loop_wrong()
 
 
 CASES = [
@@ -529,11 +558,13 @@ CASES = [
         {
             LOOP: _then(
                 LOOP,
-                ready_now_answer="ready_now = ['patch_reporting', 'patch_etl']",
+                # the student's own plan, typed in as a list and as fractions
+                ready_now_answer=f"ready_now = {sorted(_own('ready_now', 'harness', LOOP_OWN))!r}",
                 moves_answer="moves = {k: v.upper() for k, v in moves.items()}",
-                progress_original_answer="progress_original = 5 / 6",
+                progress_original_answer=f"progress_original = {_fraction('progress_original')}",
                 progress_current_answer=(
-                    "from fractions import Fraction\nprogress_current = Fraction(5, 9)"
+                    "from fractions import Fraction\n"
+                    f"progress_current = Fraction({_fraction('progress_current', ', ')})"
                 ),
                 refused_answer="refused = sorted(refused)",
                 success_answer=(
@@ -730,12 +761,12 @@ CASES = [
         {
             LOOP: _then(
                 LOOP,
-                ready_now_answer="ready_now = {'patch_reporting', 'patch_etl', 'deploy'}",
-                moves_answer="moves['blocked -> active, credentials arrived'] = 'legal'",
-                progress_current_answer=(
-                    "progress_current = migration.progress().original_fraction"
-                ),
-                refused_answer="refused = refused | {'add a rollback rehearsal before redeploy'}",
+                # a step that waits for an undone one; an illegal move called legal; an accepted
+                # addition called refused (all of the student's own plan)
+                ready_now_answer=f"ready_now = set(ready_now) | {{{_LOOP_WRONG['waiting']!r}}}",
+                moves_answer=f"moves[{_LOOP_WRONG['illegal']!r}] = 'legal'",
+                progress_current_answer="progress_current = revised.progress().original_fraction",
+                refused_answer=f"refused = refused | {{{_LOOP_WRONG['added']!r}}}",
                 corrupted_answer="corrupted = 1 - success",
                 q_effective_answer="q_effective = P.q * P.persuasion",
                 success_trace_reader_answer="success_trace_reader = P.p**P.n",

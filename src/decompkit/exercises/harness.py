@@ -10,24 +10,30 @@ Part C compares the attention cost of an appended transcript,
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import harness, markov
-from ..artefact import (
-    ABANDONED,
-    ACTIVE,
-    BLOCKED,
-    DONE,
-    PENDING,
-    RevisionError,
-    Step,
-    TransitionError,
-    migration_scenario,
-    migration_stages,
+from ..artefact import DONE
+from .artefact_questions import (
+    MOVES,
+    REVISIONS,
+    STAGE,
+    events_table,
+    frontier_plan,
+    move_hints,
+    move_plan,
+    move_step,
+    moves,
+    plan_at,
+    revised_plan,
+    revision_hints,
+    revisions,
+    steps_table,
+    verdicts,
 )
+from .artefact_scenario import Artefact, draw_artefact
 from .checks import (
     Mistake,
     form_choices,
@@ -39,24 +45,31 @@ from .checks import (
 )
 from .contract import Diagnosis, Exercise, Item
 from .page import GRADED_LATER, NumbersDisplay, report
-from .support import cached_key, grid, known_item, mistake_clashes, text_table
+from .support import cached_key, grid, known_item, mistake_clashes
 
 __all__ = [
     "HarnessParams",
     "draw",
     "EXERCISE",
-    "MOVES",
-    "REVISIONS",
-    "STAGE",
     "key",
     "judge",
     "form",
     "check",
     "ITEMS",
     "degenerate",
+    # part A's plan artefact (decompkit.exercises.artefact_questions), lifted for the notebook
+    "MOVES",
+    "REVISIONS",
+    "STAGE",
     "plan_at",
     "steps_table",
     "events_table",
+    "frontier_plan",
+    "revised_plan",
+    "move_step",
+    "move_plan",
+    "moves",
+    "revisions",
 ]
 
 
@@ -72,6 +85,7 @@ class HarnessParams(NumbersDisplay):
     runs, seed : size and seed of the simulated runs.
     T, a, L0, L_star : rounds, tokens appended per round, starting context, and the bounded
         context of a fresh round, for the context-growth comparison.
+    artefact : the student's own plan artefact of part A (None: the lecture's migration).
     """
 
     n: int = 50
@@ -85,6 +99,7 @@ class HarnessParams(NumbersDisplay):
     a: int = 500
     L0: int = 2000
     L_star: int = 4000
+    artefact: Artefact | None = None
 
     @property
     def budget(self) -> int:
@@ -109,142 +124,8 @@ def draw(rng) -> HarnessParams:
         a=50 * int(rng.integers(2, 21)),
         L0=100 * int(rng.integers(5, 41)),
         L_star=500 * int(rng.integers(4, 17)),
+        artefact=draw_artefact(rng),
     )
-
-
-#: The stage of the migration at which the frontier is asked for.
-STAGE = "read_schemas done"
-
-
-def plan_at(stage: str = STAGE):
-    """The migration plan right after ``stage`` (a label of
-    :func:`decompkit.artefact.migration_stages`).
-
-    Examples
-    --------
-    >>> plan_at("plan accepted").ready()
-    ('find_callers',)
-    """
-    for label, plan in migration_stages():
-        if label == stage:
-            return plan
-    raise ValueError(f"stage must be a label of migration_stages(), got {stage!r}")
-
-
-def steps_table(plan) -> str:
-    """The steps of an artefact plan as a plain-text table: id, state, depends_on, evidence.
-
-    Examples
-    --------
-    >>> print(steps_table(plan_at("plan accepted")).splitlines()[2])
-    find_callers       pending  -             -
-    """
-    rows = [("id", "state", "depends_on", "evidence")]
-    for step in plan.steps:
-        deps = ", ".join(step.depends_on) or "-"
-        rows.append((step.id, str(step.state), deps, step.evidence or "-"))
-    return text_table(rows, rule_max=100)
-
-
-def events_table(plan) -> str:
-    """The event log of an artefact plan, one line per transition or revision.
-
-    Examples
-    --------
-    >>> print(events_table(plan_at("find_callers done")).splitlines()[2])
-    0    start     find_callers  pending -> active
-    """
-    rows = [("seq", "kind", "step", "what")]
-    for event in plan.events:
-        if hasattr(event, "step"):
-            what = f"{event.before} -> {event.after}"
-            if event.reason:
-                what += f" ({event.reason})"
-            rows.append((event.seq, event.kind, event.step, what))
-        else:
-            diff = [f"+{n}" for n in event.added_nodes] + [f"-{n}" for n in event.removed_nodes]
-            diff += [f"+{u}->{v}" for u, v in event.added_edges]
-            diff += [f"-{u}->{v}" for u, v in event.removed_edges]
-            rows.append((event.seq, "revision", "-", " ".join(diff) or event.reason))
-    return text_table(rows, rule_max=100)
-
-
-def _fresh_step_plan(state):
-    """A migration plan whose ``patch_etl`` has been brought to ``state``."""
-    plan = plan_at(STAGE)  # find_callers and read_schemas done: patch_etl may start
-    if state in (ACTIVE, DONE, BLOCKED):
-        plan.transition("patch_etl", ACTIVE)
-    if state is DONE:
-        plan.transition("patch_etl", DONE, evidence="dry run: row counts equal")
-    if state is BLOCKED:
-        plan.transition("patch_etl", BLOCKED, reason="waiting for warehouse credentials")
-    return plan
-
-
-#: Proposed moves of the step ``patch_etl``: (its state before, target, keyword arguments).
-MOVES = {
-    "pending -> done, with evidence": (PENDING, DONE, {"evidence": "row counts equal"}),
-    "active -> done, with evidence": (ACTIVE, DONE, {"evidence": "row counts equal"}),
-    "active -> done, no evidence": (ACTIVE, DONE, {}),
-    "active -> blocked, waiting for credentials": (ACTIVE, BLOCKED, {"reason": "credentials"}),
-    "blocked -> active, credentials arrived": (BLOCKED, ACTIVE, {}),
-    "blocked -> pending, credentials arrived": (BLOCKED, PENDING, {"reason": "credentials"}),
-    "done -> abandoned, no longer needed": (DONE, ABANDONED, {"reason": "no longer needed"}),
-    "pending -> abandoned, no reason given": (PENDING, ABANDONED, {}),
-}
-
-
-def _move_allowed(label: str) -> bool:
-    before, target, kwargs = MOVES[label]
-    plan = _fresh_step_plan(before)
-    try:
-        plan.transition("patch_etl", target, **kwargs)
-    except TransitionError:
-        return False
-    return True
-
-
-#: Proposed revisions of the migration plan after its revision (all keyword arguments of
-#: :meth:`decompkit.artefact.Plan.revise` but the reason and the observation).
-REVISIONS = {
-    "drop the production check": {"remove": ["verify_production"]},
-    "add a rollback rehearsal before redeploy": {
-        "add": [
-            Step(
-                "rehearse_rollback",
-                "Rehearse the rollback of the scheduler patch",
-                depends_on=("patch_scheduler",),
-                verification="rollback restores the old jobs in staging",
-            )
-        ],
-        "add_edges": [("rehearse_rollback", "redeploy")],
-    },
-    "narrow the goal to the reporting jobs": {
-        "goal": "Move the reporting jobs to the new warehouse connector"
-    },
-    "make the sweep wait for production verification": {
-        "add_edges": [("verify_production", "sweep_scheduled_jobs")]
-    },
-    "remove the finished schema reading": {"remove": ["read_schemas"]},
-    "reopen the ETL patch: its dry run used stale data": {"reopen": ["patch_etl"]},
-}
-
-
-def _revision_refused(label: str) -> bool:
-    plan = migration_scenario()
-    try:
-        plan.revise(reason="proposed in class", observation=label, **REVISIONS[label])
-    except RevisionError:
-        return True
-    return False
-
-
-@functools.cache
-def _verdicts() -> tuple[dict, frozenset]:
-    """The artefact's verdicts on :data:`MOVES` and :data:`REVISIONS` (the same for every
-    student): played once, not once per answer key and again per check."""
-    moves = {m: "legal" if _move_allowed(m) else "illegal" for m in MOVES}
-    return moves, frozenset(r for r in REVISIONS if _revision_refused(r))
 
 
 @cached_key
@@ -259,14 +140,15 @@ def key(P: HarnessParams) -> dict:
     >>> round(k["success"], 3), round(k["success_trace_reader"], 3)
     (0.769, 0.096)
     """
-    progress = migration_scenario().progress()
+    progress = revised_plan(P).progress()
+    legal, refused = verdicts(P)
     q_eff = P.q * (1 - P.persuasion)
     matrix = np.linalg.matrix_power(markov.transition_matrix(P.n, P.p, P.q), P.budget)
     appended = harness.appended_context_cost(P.T, P.a, P.L0)
     return {
-        "ready_now": set(plan_at(STAGE).ready()),
-        "moves": dict(_verdicts()[0]),
-        "refused": set(_verdicts()[1]),
+        "ready_now": set(frontier_plan(P).ready()),
+        "moves": dict(legal),
+        "refused": set(refused),
         "progress_original": progress.original_fraction,
         "progress_current": progress.current_fraction,
         "success": markov.success_exact(P.n, P.p, P.q, P.budget),
@@ -282,11 +164,12 @@ def key(P: HarnessParams) -> dict:
 def _mistakes(item: str, P: HarnessParams) -> list[Mistake]:
     p, q, n, B, r = P.p, P.q, P.n, P.budget, P.persuasion
     success = markov.success_exact(n, p, q, B)
+    progress = revised_plan(P).progress()
     return {
         "progress_original": [
             Mistake(
                 "used_current_plan",
-                5 / 9,
+                progress.current_fraction,
                 "that is the share of the plan as it stands now; the question asks about the "
                 "steps it had when it was accepted",
             )
@@ -294,7 +177,7 @@ def _mistakes(item: str, P: HarnessParams) -> list[Mistake]:
         "progress_current": [
             Mistake(
                 "used_original_plan",
-                5 / 6,
+                progress.original_fraction,
                 "that is the share of the original plan; the current plan also holds the steps "
                 "added after the evidence",
             )
@@ -397,25 +280,6 @@ _IDEAS = {
     "cost_ratio": "divide the appended transcript's cost by the cost of T fresh rounds",
 }
 
-_MOVE_HINTS = {
-    "pending -> done, with evidence": "a step is done only after it was active",
-    "active -> done, no evidence": "done requires evidence",
-    "blocked -> active, credentials arrived": "a blocked step goes back to pending first",
-    "done -> abandoned, no longer needed": "a done result is reopened, never abandoned",
-    "pending -> abandoned, no reason given": "abandoning keeps its reason",
-}
-_REVISION_HINTS = [
-    (
-        "refused_an_addition",
-        lambda got: "add a rollback rehearsal before redeploy" in got,
-        "adding a step that waits for evidence is how a plan learns; it is accepted",
-    ),
-    (
-        "refused_the_reopening",
-        lambda got: "reopen the ETL patch: its dry run used stale data" in got,
-        "a done result may be invalidated: reopening is a legal revision",
-    ),
-]
 _CLUSTERED = ["lower", "higher", "unchanged"]
 
 
@@ -437,7 +301,7 @@ def judge(item: str, answer, P: HarnessParams) -> Diagnosis:
     """
     expected = known_item(key(P), item)
     if item == "ready_now":
-        plan = plan_at(STAGE)
+        plan = frontier_plan(P)
         return judge_set(
             answer,
             expected[item],
@@ -460,12 +324,12 @@ def judge(item: str, answer, P: HarnessParams) -> Diagnosis:
             ],
         )
     if item == "moves":
-        return judge_choices(answer, _verdicts()[0], ["legal", "illegal"], _MOVE_HINTS)
+        return judge_choices(answer, verdicts(P)[0], ["legal", "illegal"], move_hints(P))
     if item == "refused":
-        problem = _refused_form(answer)
+        problem = _refused_form(answer, P)
         if problem is not None:
             return problem
-        return judge_set(answer, _verdicts()[1], hints=_REVISION_HINTS, what="proposals")
+        return judge_set(answer, verdicts(P)[1], hints=revision_hints(P), what="proposals")
     if item == "clustered":
         return judge_choice(
             answer,
@@ -484,11 +348,11 @@ def judge(item: str, answer, P: HarnessParams) -> Diagnosis:
     )
 
 
-def _refused_form(answer) -> Diagnosis | None:
-    got, problem = read_set(answer, "proposals (the keys of loop.REVISIONS)")
+def _refused_form(answer, P) -> Diagnosis | None:
+    got, problem = read_set(answer, "proposals (the keys of loop.revisions(P))")
     if problem is not None:
         return problem
-    unknown = sorted(str(r) for r in got if r not in REVISIONS)
+    unknown = sorted(str(r) for r in got if r not in revisions(P))
     if unknown:
         return Diagnosis("invalid", f"not among the proposals: {unknown}")
     return None
@@ -499,10 +363,10 @@ def form(item: str, answer, P: HarnessParams) -> Diagnosis:
     form only (naming what is off would give the answer away); the hidden tests grade it."""
     graded = f"as asked; {GRADED_LATER}"
     if item == "moves":
-        problem = form_choices(answer, MOVES, ["legal", "illegal"])
+        problem = form_choices(answer, moves(P), ["legal", "illegal"])
         return problem or Diagnosis("answered", f"a word for every move, {graded}")
     if item == "refused":
-        problem = _refused_form(answer)
+        problem = _refused_form(answer, P)
         return problem or Diagnosis("answered", f"a set of proposals, {graded}")
     verdict = judge_choice(answer, _CLUSTERED[0], _CLUSTERED)
     if verdict.status == "invalid":
@@ -539,6 +403,32 @@ def degenerate(P: HarnessParams) -> list[str]:
         found.append("the trace-reading auditor barely changes success")
     if 1 - expected["success"] - expected["corrupted"] < 0.02:
         found.append("no run runs out of budget: corruption would be 1 - success")
+    if P.artefact is not None:
+        found += _artefact_problems(P, expected)
+    return found
+
+
+def _artefact_problems(P: HarnessParams, expected: dict) -> list[str]:
+    """Why the student's own plan artefact would make part A degenerate: every situation
+    asked about must occur, and every hint must fit the verdict it explains."""
+    found = []
+    plan = frontier_plan(P)
+    if not expected["ready_now"]:
+        found.append("the frontier is empty")
+    if not any(s.state is DONE for s in plan.steps):
+        found.append("no step is done at the frontier")
+    if len(set(expected["moves"].values())) < 2:
+        found.append("every proposed move gets the same verdict")
+    hints = move_hints(P)
+    if any((m in hints) != (v == "illegal") for m, v in expected["moves"].items()):
+        found.append("a move's hint does not fit its verdict")
+    refused, proposed = expected["refused"], revisions(P)
+    if len(proposed) < 5 or not 2 <= len(refused) <= len(proposed) - 2:
+        found.append(f"{len(refused)} of {len(proposed)} revisions refused")
+    if not any(applies(set(proposed) - refused) for _, applies, _ in revision_hints(P)[:1]):
+        found.append("no accepted addition among the proposals")
+    if expected["progress_original"] <= expected["progress_current"]:
+        found.append("progress against the current plan is not below the original's")
     return found
 
 
