@@ -20,6 +20,7 @@ from ..plots.scheduler import plot_trace_gantt
 from ..plots.style import GREY, PALETTE
 from .base import Explorer, serialised
 from .controls import projector_fonts, rows_html
+from .view import CSS_DPI
 
 __all__ = ["TraceStepper", "trace_stepper"]
 
@@ -36,6 +37,11 @@ STATES = {
     "cancelled": (PALETTE[3], "black", "//"),
 }
 _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
+#: Below this width (CSS pixels) the plan goes above the Gantt chart, each as wide as the
+#: notebook: side by side at JupyterLab's 848 px the boxes of repaired tasks overlapped and
+#: the labels ran into each other. The figure's height (CSS pixels) in each arrangement.
+STACK_BELOW = 1000
+HEIGHTS = {"side by side": 360, "stacked": 600}
 
 
 def _applied_repairs(result, k) -> int:
@@ -102,7 +108,8 @@ class TraceStepper(Explorer):
         self.result = result
         self.window = window
         self.events = list(result.events)
-        super().__init__(height=360)
+        super().__init__(height=HEIGHTS["side by side"])
+        self.arrangement = "side by side"
         n = len(self.events)
         self.controls = {
             "back": widgets.Button(description="◀ back", tooltip="one event back"),
@@ -147,18 +154,47 @@ class TraceStepper(Explorer):
 
     # -- drawing --------------------------------------------------------------------------------
 
+    @serialised
+    def _on_screen(self, change):
+        """Stack the plan above the Gantt chart where the notebook is narrow."""
+        width = int(change["new"][0])
+        self._legend_for(width)
+        arrangement = "stacked" if width < STACK_BELOW else "side by side"
+        if arrangement != self.arrangement:
+            self.arrangement, self._height = arrangement, HEIGHTS[arrangement]
+            if arrangement == "stacked":
+                grid = self.figure.add_gridspec(2, 1, height_ratios=(1.1, 1.0))
+            else:
+                grid = self.figure.add_gridspec(1, 2, width_ratios=(1.1, 1.0))
+            self._plan_slot.set_subplotspec(grid[0])
+            self.gantt_ax.set_subplotspec(grid[1])
+        super()._on_screen(change)
+
     def _draw(self):
         self.dag_ax, self.gantt_ax = self.figure.subplots(1, 2, width_ratios=(1.1, 1.0))
+        #: The axes the layout places the plan in; later versions of the plan sit on it.
+        self._plan_slot = self.dag_ax
         plot_trace_gantt(self.result, ax=self.gantt_ax)
         self.cursor = self.gantt_ax.axvline(0, color="black", linewidth=1.5)
+        self.legend = None
+        self._legend_for(self.figure.get_figwidth() * CSS_DPI)
+        #: One drawing of the plan per version of it (a repair makes a new one), by its edges.
+        self._plans = {}
+        self._graph_key = None
+
+    def _legend_for(self, width):
+        """The states' legend under the panels: one row, or two where the seven would not
+        fit (about 760 CSS pixels)."""
+        ncols = len(STATES) if width >= 780 else 4
+        if self.legend is not None and self.legend._ncols == ncols:
+            return
+        if self.legend is not None:
+            self.legend.remove()
         handles = [
             Patch(facecolor=face, edgecolor=GREY, hatch=hatch, label=state)
             for state, (face, _, hatch) in STATES.items()
         ]
-        self.figure.legend(handles=handles, loc="outside lower center", ncols=len(STATES))
-        #: One drawing of the plan per version of it (a repair makes a new one), by its edges.
-        self._plans = {}
-        self._graph_key = None
+        self.legend = self.figure.legend(handles=handles, loc="outside lower center", ncols=ncols)
 
     def _show_graph(self, key, graph):
         """Show the plan as it stands, drawn on first sight into an axes of its own."""
