@@ -168,7 +168,8 @@ def revised_plan(P):
 
 
 def move_step(P) -> str:
-    """The step whose proposed moves A2 asks about (ready at the frontier)."""
+    """The step whose proposed moves A2 asks about: everything it waits for is done (the
+    lecture's ``patch_etl`` at the frontier; a student's step once the plan is revised)."""
     return "patch_etl" if P.artefact is None else P.artefact.move_step
 
 
@@ -187,8 +188,8 @@ def revisions(P) -> dict:
 
 
 def move_plan(P, before):
-    """The frontier plan with the step of :func:`move_step` brought to the state ``before``
-    (pending, active, blocked or done), where A2 tries a move.
+    """A plan with the step of :func:`move_step` brought to the state ``before`` (pending,
+    active, blocked or done), where A2 tries a move.
 
     Examples
     --------

@@ -102,7 +102,8 @@ class Artefact:
     revision : tuple of (name, value)
         Keyword arguments of :meth:`decompkit.artefact.Plan.revise` besides the reason.
     move_step : str
-        The step (ready at the frontier) whose proposed moves are judged.
+        The step whose proposed moves are judged: one that may start once the plan is revised
+        (not one of the frontier's, which A1 asks for).
     moves : tuple of (label, before, target, kwargs pairs, hint)
     proposals : tuple of (label, kwargs pairs, kind)
     """
@@ -139,8 +140,8 @@ class Artefact:
         raise ValueError(f"stage must be a label of Artefact.stages(), got {stage!r}")
 
     def move_plan(self, before) -> Plan:
-        """The frontier plan with :attr:`move_step` brought to the state ``before``."""
-        plan, sid = self.plan_at("frontier"), self.move_step
+        """The revised plan with :attr:`move_step` brought to the state ``before``."""
+        plan, sid = self.plan_at("plan revised"), self.move_step
         before = as_state("before", before)
         if before in (ACTIVE, DONE, BLOCKED):
             plan.transition(sid, ACTIVE)
@@ -323,7 +324,7 @@ def draw_artefact(rng) -> Artefact:
         run=tuple(run),
         found=found,
         revision=revision,
-        move_step=ready[int(rng.integers(len(ready)))] if ready else check,
+        move_step="",
         moves=_moves(rng, waits_for, missed),
         proposals=(),
     )
@@ -535,4 +536,6 @@ def _with_proposals(rng, A: Artefact, slug: str, thing: str) -> Artefact:
     )
     rng.shuffle(kinds)
     proposals = tuple((found[k][0], found[k][1], str(k)) for k in kinds)
-    return dataclasses.replace(A, proposals=proposals)
+    plan = A.plan_at("plan revised")
+    ready = [s for s in plan.ready() if s not in plan.invariants]
+    return dataclasses.replace(A, proposals=proposals, move_step=str(rng.choice(ready)))
