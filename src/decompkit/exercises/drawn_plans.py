@@ -29,6 +29,7 @@ __all__ = [
     "CODING_KINDS",
     "MIGRATION_KINDS",
     "DURATION_RANGES",
+    "Plan",
     "draw_coding_task",
     "draw_migration",
     "patches",
@@ -129,6 +130,25 @@ _OPTIONAL = ("setup_env", "fetch_data", "lint", "write_docs")
 _OPTIONAL_WEIGHTS = (0.2, 0.35, 0.3, 0.15)  # data to fetch is the lecture's story
 
 
+class Plan(tuple):
+    """A drawn plan: ``((node, (predecessors, ...)), ...)``, a tuple so that the frozen
+    parameter objects holding it stay hashable, shown as the graph it stands for.
+
+    Examples
+    --------
+    >>> plan = Plan((("read_spec", ()), ("write_code", ("read_spec",))))
+    >>> plan
+    {'read_spec': [], 'write_code': ['read_spec']}
+    >>> plan == (("read_spec", ()), ("write_code", ("read_spec",)))
+    True
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr({node: list(preds) for node, preds in self})
+
+
 def _coin(rng: np.random.Generator, p: float = 0.5) -> bool:
     return bool(rng.random() < p)
 
@@ -187,7 +207,7 @@ def draw_coding_task(rng: np.random.Generator) -> tuple:
     for node, before in later:
         preds[node] = [before]
     order = list(CODING_KINDS)
-    return tuple((node, tuple(preds[node])) for node in sorted(preds, key=order.index))
+    return Plan((node, tuple(preds[node])) for node in sorted(preds, key=order.index))
 
 
 def draw_migration(rng: np.random.Generator) -> tuple:
@@ -227,7 +247,7 @@ def draw_migration(rng: np.random.Generator) -> tuple:
         preds["W"] = ["A"] if _coin(rng) else ["Y"]
     preds["V"] = ["Y"]
     order = list(MIGRATION_KINDS)
-    return tuple((node, tuple(preds[node])) for node in sorted(preds, key=order.index))
+    return Plan((node, tuple(preds[node])) for node in sorted(preds, key=order.index))
 
 
 def patches(graph) -> tuple:
