@@ -329,3 +329,29 @@ def test_variants_module_draws_only_from_its_own_generator():
     params_module._draw.cache_clear()
     params("dag", "s0043")
     assert params("trace", "s0042") == first
+
+
+# -- structure drawn per student: few answers shared by the whole class ---------------------
+
+#: At most this many graded items may have one answer for all of 60 ids: a classmate's (or
+#: the lecture's) answer scores there. None of them may be a number, an order, a path or a
+#: set of tasks: the plans, edges, defects and artefacts are drawn per student.
+SHARED_CEILING = 12
+
+
+def test_few_graded_answers_are_the_same_for_every_student(keys):
+    class_of_60 = {name: answers[:60] for name, answers in keys.items()}
+    class_of_60["plans"] = [_key("plans", who) for who in IDS[:60]]
+    shared = {}
+    for name, exercise in EXERCISES.items():
+        for item in exercise.items:
+            if len({repr(key[item.key]) for key in class_of_60[name]}) == 1:
+                shared[name, item.key] = class_of_60[name][0][item.key]
+    assert sum(len(exercise.items) for exercise in EXERCISES.values()) >= 70
+    assert len(shared) <= SHARED_CEILING, sorted(shared)
+    for (notebook, item), answer in shared.items():
+        assert not isinstance(answer, (list, tuple, set, frozenset, dict)) or (
+            notebook,
+            item,
+        ) in {("chain", "check_kinds"), ("chain", "check_reads")}, (notebook, item, answer)
+        assert not _numeric(answer), (notebook, item, answer)
