@@ -363,9 +363,10 @@ class DagExplorer(Explorer):
         # Short titles that change with the path and the makespans only: the totals and the
         # share of busy time are in the readout right under the figure.
         unit = ex.unit
+        # The path's tasks by name are in the readout (and highlighted in the plan): a title
+        # of names would not fit the panel, and one of node ids would not match the boxes.
         self.dag_ax.set_title(
-            f"Critical path {' → '.join(map(str, cp.path))}: {_fmt(cp.makespan)} {unit}",
-            fontsize=10,
+            f"Critical path (highlighted): {_fmt(cp.makespan)} {unit}", fontsize=10
         )
         self.gantt_ax.set_title(
             f"List schedule on {workers} worker{'s' if workers > 1 else ''}: "
@@ -389,7 +390,7 @@ class DagExplorer(Explorer):
         ]
         self._text(
             self.readout,
-            f"<p>Critical path {html.escape(' → '.join(map(str, cp.path)))}: "
+            f"<p>Critical path {html.escape(' → '.join(str(labels.get(n, n)) for n in cp.path))}: "
             f"{_fmt(cp.makespan)} {ex.unit} with any number of workers; serial "
             f"{_fmt(cp.serial_time)} {ex.unit}; list schedule on {workers} worker"
             f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit} "
