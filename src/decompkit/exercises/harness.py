@@ -1,7 +1,9 @@
 r"""Parameters, answer key and visible checks of the plan-artefact and harness notebook.
 
-Part A plays the connector migration on a :class:`decompkit.artefact.Plan`: its frontier, which
-moves and revisions the artefact refuses, and its honest progress. Part B runs the
+Part A plays the student's own plan artefact (:mod:`~decompkit.exercises.artefact_scenario`;
+the lecture's connector migration without an id) on a :class:`decompkit.artefact.Plan`: its
+frontier, which moves and revisions the artefact refuses, and its honest progress
+(:mod:`~decompkit.exercises.artefact_questions`). Part B runs the
 Manage-Execute-Audit loop against the absorbing chain: success and corruption within the budget
 :math:`B`, and the auditor that reads the executor's trace (detection :math:`q(1-\pi)`).
 Part C compares the attention cost of an appended transcript,
