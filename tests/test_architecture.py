@@ -38,6 +38,7 @@ ROOMS = {
     "decompkit.harness": "maths",
     "decompkit.examples": "maths",
     "decompkit.architectures": "maths",
+    "decompkit.traces": "maths",
     "decompkit.grading": "grading",
     "decompkit.plots": "plots",
     "decompkit.widgets": "widgets",

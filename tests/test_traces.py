@@ -1,0 +1,257 @@
+"""decompkit.traces: pass^k against its definition, the fits against a plain likelihood
+search, bad input, and the shipped data against the counts its README states."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from importlib import resources
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from decompkit.traces import bootstrap_fit, by_task, fit_chain, pass_hat_k, records
+
+# -- pass^k ---------------------------------------------------------------------------------
+
+
+def _random_outcomes(rng, tasks=12):
+    return [rng.random(int(rng.integers(4, 9))) < rng.random() for _ in range(tasks)]
+
+
+def _enumerated(outcomes, k):
+    """tau-bench's definition, by brute force: for each task, the share of all k-subsets of
+    its trials in which every trial succeeded, averaged over tasks."""
+    shares = []
+    for task in outcomes:
+        subsets = list(itertools.combinations(task, k))
+        shares.append(sum(all(s) for s in subsets) / len(subsets))
+    return sum(shares) / len(shares)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pass_hat_k_is_the_share_of_all_successful_k_subsets(seed):
+    rng = np.random.default_rng(seed)
+    outcomes = _random_outcomes(rng)
+    for k in range(1, 5):
+        assert_allclose(pass_hat_k(outcomes, k), _enumerated(outcomes, k), rtol=1e-12)
+
+
+def test_pass_hat_k_matches_the_combinatorial_formula_and_broadcasts():
+    rng = np.random.default_rng(7)
+    outcomes = _random_outcomes(rng, 30)
+    c = [int(np.sum(o)) for o in outcomes]
+    n = [len(o) for o in outcomes]
+    by_formula = [
+        np.mean([math.comb(ci, k) / math.comb(ni, k) for ci, ni in zip(c, n, strict=True)])
+        for k in (1, 2, 3, 4)
+    ]
+    assert_allclose(pass_hat_k(outcomes, [1, 2, 3, 4]), by_formula, rtol=1e-12)
+    assert pass_hat_k(outcomes, np.array([[1, 2]])).shape == (1, 2)
+    assert isinstance(pass_hat_k(outcomes, 2), float)
+
+
+def test_pass_hat_k_is_unbiased_for_the_mean_of_p_to_the_k():
+    """With rates p_i known, the estimate averaged over many simulated records is E[p_i^k]."""
+    rng = np.random.default_rng(3)
+    rates = rng.random(40)
+    estimates = [pass_hat_k(rng.random((40, 4)) < rates[:, None], 3) for _ in range(4000)]
+    # 4000 records: the standard error of the mean is below 0.002; 0.006 is 3 of them.
+    assert abs(np.mean(estimates) - np.mean(rates**3)) < 0.006
+
+
+@pytest.mark.parametrize("outcomes", [[[1, 1, 1]], [[0, 0]], [[True]]])
+def test_pass_hat_k_edge_cases(outcomes):
+    expected = float(np.all(outcomes[0]))
+    assert pass_hat_k(outcomes, 1) == expected == pass_hat_k(outcomes, len(outcomes[0]))
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "k", "match"),
+    [
+        ([], 1, r"outcomes must hold at least one task, got \[\]"),
+        ("1101", 1, "outcomes must hold one sequence of booleans per task, got '1101'"),
+        ([[1, 0.5]], 1, r"outcomes must hold one sequence of booleans per task, got \[1, 0.5\]"),
+        ([[]], 1, r"got \[\]"),
+        ([[1, 0], [1, 1, 1]], 3, r"k must be a whole number in \[1, 2\].*got 3"),
+        ([[1, 0]], 0, "got 0"),
+        ([[1, 0]], 1.0, "got 1.0"),
+        ([[1, 0]], True, "got True"),
+    ],
+)
+def test_pass_hat_k_refuses_bad_input(outcomes, k, match):
+    with pytest.raises(ValueError, match=match):
+        pass_hat_k(outcomes, k)
+
+
+# -- the fits ---------------------------------------------------------------------------------
+
+
+def _grid_search(n, s, t, start_up):
+    """The likelihood maximised by brute force on a fine grid (a in (0, 1], p in (0, 1))."""
+    n, s, t = (np.asarray(x, dtype=float) for x in (n, s, t))
+    p = np.linspace(0.0005, 0.9995, 2000)[:, None, None]
+    a = (np.linspace(0.0005, 1.0, 2000) if start_up else np.ones(1))[None, :, None]
+    q = a * p**n
+    ll = (s * np.log(q) + (t - s) * np.log1p(-q)).sum(axis=-1)
+    i, j = np.unravel_index(ll.argmax(), ll.shape)
+    return float(a.ravel()[j]), float(p.ravel()[i]), float(ll[i, j])
+
+
+@pytest.mark.parametrize("start_up", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_fits_agree_with_a_grid_search_of_the_likelihood(seed, start_up):
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 15, size=40)
+    a, p = (rng.uniform(0.4, 0.95), rng.uniform(0.8, 0.98)) if start_up else (1.0, 0.9)
+    s = rng.binomial(4, a * p**n)
+    fit = fit_chain(n, s, 4, start_up=start_up)
+    grid_a, grid_p, grid_ll = _grid_search(n, s, 4 + 0 * n, start_up)
+    # The fit may only beat the grid, by less than the grid's resolution can lose.
+    assert grid_ll - 1e-9 <= fit.log_likelihood <= grid_ll + 0.05
+    # The grid's spacing is 5e-4; a flat likelihood lets the argmax wander a few cells.
+    assert_allclose((fit.a, fit.p), (grid_a, grid_p), atol=0.01)
+
+
+def test_fit_results_and_aic():
+    plain = fit_chain([1, 2, 3], [9, 8, 7], 10)
+    assert plain.a == 1.0 and plain.parameters == 1
+    assert plain.aic == pytest.approx(2 - 2 * plain.log_likelihood)
+    assert_allclose(plain.success([1, 2]), plain.p ** np.array([1, 2]))
+    # The nested model never fits worse.
+    assert fit_chain([1, 2, 3], [9, 8, 7], 10, start_up=True).log_likelihood >= (
+        plain.log_likelihood - 1e-9
+    )
+
+
+def test_per_run_rows_and_grouped_counts_give_the_same_fit():
+    n, s = [1, 1, 1, 2, 2, 3], [True, True, False, True, False, False]
+    grouped = fit_chain([1, 2, 3], [2, 1, 0], [3, 2, 1], start_up=True)
+    rows = fit_chain(n, s, start_up=True)
+    assert_allclose(
+        (rows.a, rows.p, rows.log_likelihood),
+        (grouped.a, grouped.p, grouped.log_likelihood),
+        rtol=1e-9,
+    )
+
+
+def test_a_record_without_failures_pushes_p_to_its_bound():
+    fit = fit_chain([1, 2, 3], [4, 4, 4], 4)
+    assert fit.p > 0.999999 and fit.log_likelihood == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (([0, 1], [0, 1], 1), "n must be >= 1 step .* got 0"),
+        (([1.5], [1], 1), r"n must hold whole numbers, got \[1.5\]"),
+        (([1, 2], [3, 1], 2), r"successes must lie in \[0, trials\].*got \[3, 1\] of \[2, 2\]"),
+        (([1, 2], [0, 0], 0), "trials >= 1"),
+        (([1, 2, 3], [0, 1], 1), "must broadcast together"),
+        (([], [], 1), "n must hold at least one observation"),
+    ],
+)
+def test_fit_chain_refuses_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        fit_chain(*args)
+
+
+def test_bootstrap_intervals_are_seeded_and_cover_the_fit():
+    tasks = by_task(records())
+    keep = tasks.n_actions > 0
+    n, s, t = tasks.n_actions[keep], tasks.successes[keep], tasks.trials[keep]
+    fit = fit_chain(n, s, t, start_up=True)
+    ci = bootstrap_fit(n, s, t, start_up=True, resamples=100, seed=5)
+    assert ci == bootstrap_fit(n, s, t, start_up=True, resamples=100, seed=5)
+    assert ci != bootstrap_fit(n, s, t, start_up=True, resamples=100, seed=6)
+    assert ci["a"][0] < fit.a < ci["a"][1] and ci["p"][0] < fit.p <= ci["p"][1]
+    assert bootstrap_fit(n, s, t, resamples=50)["a"] == (1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"resamples": 5}, "resamples must be an integer >= 10, got 5"),
+        ({"resamples": 20.0}, "got 20.0"),
+        ({"level": 1.0}, r"level must be in \(0, 1\), got 1.0"),
+    ],
+)
+def test_bootstrap_refuses_bad_settings(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bootstrap_fit([1, 2], [1, 0], 1, **kwargs)
+
+
+# -- the shipped data -------------------------------------------------------------------------
+
+
+def _readme() -> str:
+    return resources.files("decompkit.traces").joinpath("data", "README.md").read_text()
+
+
+def test_the_data_holds_the_counts_its_readme_states():
+    text = " ".join(_readme().split())
+    runs, tasks = records(), by_task(records())
+    stated = re.search(
+        r"(\d+) rows, (\d+) tasks, (\d+) trials each, (\d+) successes \(mean ([\d.]+)\); "
+        r"(\d+) tasks never solved, (\d+) solved in all four trials; (\d+) tasks have no "
+        r"ground-truth action .*?, (\d+) have 1 to (\d+)",
+        text,
+    )
+    assert stated, "the README's counts sentence changed"
+    rows, n_tasks, trials, wins, mean, never, always, none, some, most = stated.groups()
+    assert len(runs) == int(rows) and len(tasks) == int(n_tasks)
+    assert tasks.outcomes.shape[1] == int(trials) == 4
+    assert int(runs.success.sum()) == int(wins) and runs.success.mean() == float(mean)
+    assert (tasks.successes == 0).sum() == int(never) and (tasks.successes == 4).sum() == int(
+        always
+    )
+    assert (tasks.n_actions == 0).sum() == int(none) and (tasks.n_actions > 0).sum() == int(some)
+    assert tasks.n_actions.max() == int(most)
+
+
+def test_the_data_names_its_source_commit_and_licence():
+    text = _readme()
+    assert (
+        "sierra-research/tau-bench" in text and "59a200c6d575d595120f1cb70fea53cef0632f6b" in text
+    )
+    assert "MIT License" in text and "Copyright (c) 2024 Sierra" in text
+
+
+def test_the_data_is_small_and_consistent():
+    path = resources.files("decompkit.traces").joinpath("data", "tau_bench.csv")
+    assert len(path.read_bytes()) < 200_000
+    runs = records()
+    for task in set(runs.task_id.tolist()):
+        mask = runs.task_id == task
+        assert len(set(runs.n_actions[mask].tolist())) == 1  # a task's actions in every trial
+        assert sorted(runs.trial[mask].tolist()) == [0, 1, 2, 3]
+    assert (runs.n_tool_calls >= 0).all()
+
+
+def test_the_issues_first_look_figures():
+    """pass^k for k = 1..4 and the 14 / 10 / 26 split of tasks (issue 32)."""
+    tasks = by_task(records())
+    assert_allclose(pass_hat_k(tasks.outcomes, [1, 2, 3, 4]), [0.42, 0.2733, 0.22, 0.2], atol=5e-5)
+    assert ((tasks.successes > 0) & (tasks.successes < 4)).sum() == 26
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: records(model="gpt-5"), r"model must be one of \['gpt-4o'\], got 'gpt-5'"),
+        (lambda: by_task(records(), [0, 99]), "tasks must be ids of recorded tasks, got 99"),
+        (lambda: by_task("runs"), "runs must be Records, got 'runs'"),
+    ],
+)
+def test_records_refuse_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_by_task_keeps_the_order_and_repeats_asked_for():
+    tasks = by_task(records(), [5, 1, 5])
+    assert tasks.task_id.tolist() == [5, 1, 5]
+    assert tasks.outcomes[0].tolist() == tasks.outcomes[2].tolist()
+    assert tasks.trials.tolist() == [4, 4, 4]
