@@ -227,8 +227,10 @@ def notebook_json(ahead: bool = True) -> str:
     )
 
 
-def open_and_run(page, server, ui: str) -> None:
-    """Open the notebook in ``ui``, run every cell and wait for every explorer's picture."""
+def open_and_run(page, server, ui: str, *, hide_files: bool = False) -> None:
+    """Open the notebook in ``ui``, run every cell and wait for every explorer's picture
+    (``hide_files``: close JupyterLab's file browser first, which at 150 % zoom leaves the
+    figures less than their narrowest width)."""
     url = server.lab_url(NOTEBOOK) if ui == "lab" else server.notebook_url(NOTEBOOK)
     page.goto(url)
     page.locator(".jp-Notebook .jp-Cell").nth(len(EXPLORERS)).wait_for(timeout=60_000)
@@ -251,6 +253,8 @@ def open_and_run(page, server, ui: str) -> None:
         arg=len(EXPLORERS),
         timeout=120_000,
     )
+    if hide_files and ui == "lab" and page.locator(".jp-FileBrowser:visible").count():
+        page.keyboard.press("Control+b")
     wait_until_drawn_to_size(page)
 
 

@@ -168,6 +168,10 @@ class Explorer:
 
     #: Range of the figure's width in CSS pixels: it takes the notebook's width within it.
     WIDTHS = (640, 1200)
+    #: Lowest height of the figure in CSS pixels where the page is short (a projector at
+    #: 150 % zoom): the figure takes the room below the controls down to it. None: the
+    #: figure keeps its height (an explorer whose panels are not legible shorter).
+    MIN_HEIGHT: int | None = None
 
     def __init__(self, height, *, width=1104):
         self._height = height
@@ -226,14 +230,32 @@ class Explorer:
             self._moved = change["owner"]
             self.update()
 
+    def _fitted_height(self, room) -> int:
+        """The figure's height in CSS pixels: its own (``_height``), or less where the page
+        shows only ``room`` pixels below the controls, down to :attr:`MIN_HEIGHT`.
+
+        >>> class Short(Explorer):
+        ...     MIN_HEIGHT = 200
+        >>> short = Short(300)
+        >>> short._fitted_height(250), short._fitted_height(100), short._fitted_height(0)
+        (250, 200, 300)
+        >>> Explorer(300)._fitted_height(250)
+        300
+        """
+        if self.MIN_HEIGHT is None or not room or room >= self._height:
+            return self._height
+        return max(int(room), min(self.MIN_HEIGHT, self._height))
+
     @serialised
     def _on_screen(self, change):
-        """The browser reported the width the figure may take, or a new pixel density."""
-        width, ratio = change["new"]
+        """The browser reported the width the figure may take, a new pixel density, or the
+        height it may take below the controls (``[width, ratio]`` or ``[width, ratio, room]``)."""
+        width, ratio, *rest = change["new"]
         low, high = self.WIDTHS
         width = min(max(int(width), low), high)
         ratio = min(max(float(ratio), 1.0), MAX_RATIO)
-        size = (width / CSS_DPI, self._height / CSS_DPI)
+        height = self._fitted_height(rest[0] if rest else 0)
+        size = (width / CSS_DPI, height / CSS_DPI)
         if tuple(self.figure.get_size_inches()) != size or self.figure.dpi != CSS_DPI * ratio:
             self.figure.set_size_inches(size)
             self.figure.set_dpi(CSS_DPI * ratio)

@@ -147,6 +147,7 @@ class DagExplorer(Explorer):
                 width="100%",
             )
         )
+        self.duration_box.add_class("decompkit-durations")  # three columns at 150 % zoom
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
         self._sliders: dict = {}  # every example's duration sliders, by example

@@ -19,6 +19,9 @@ const PICTURES = 400;
 // How long the view waits for the models of the controls before it goes on without them.
 const CONTROLS_TIMEOUT_MS = 10000;
 
+// CSS pixels kept free below the figure when it is sized to the notebook's visible height.
+const ROOM_MARGIN = 8;
+
 const NOTE = "Saved picture: run this cell to use the controls.";
 
 // Buffers arrive as DataView (live kernel), ArrayBuffer or typed arrays (saved state).
@@ -266,14 +269,33 @@ export default {
       }
     };
 
-    // The width the notebook gives the figure and the pixel ratio, as one change.
+    // The width the notebook gives the figure, the pixel ratio and the height the figure may
+    // take so that it is on screen with the controls above it, as one change. That height is
+    // the notebook's visible height (its scrolling panel's) less what the explorer shows
+    // above the figure, which does not depend on the figure's own height.
     const ratio = () => Math.min(window.devicePixelRatio || 1, MAX_RATIO);
-    let reported = model.get("screen") || [0, 1];
+    const visibleHeight = () => {
+      // The first panel outside the explorer that scrolls (widget boxes may say overflow
+      // auto without scrolling); the window's height if none does.
+      const box = el.closest(".decompkit-explorer") || el;
+      for (let a = box.parentElement; a; a = a.parentElement) {
+        const scrolls = /(auto|scroll)/.test(getComputedStyle(a).overflowY);
+        if (scrolls && a.scrollHeight > a.clientHeight + 1) return a.clientHeight;
+      }
+      return window.innerHeight;
+    };
+    const room = () => {
+      const box = el.closest(".decompkit-explorer");
+      const above = box ? el.getBoundingClientRect().top - box.getBoundingClientRect().top : 0;
+      return Math.floor(visibleHeight() - above - ROOM_MARGIN);
+    };
+    let reported = model.get("screen") || [0, 1, 0];
     const report = () => {
       const width = Math.floor(el.getBoundingClientRect().width);
       if (!width || !el.isConnected) return;
-      const screen = [width, ratio()];
-      if (Math.abs(screen[0] - reported[0]) < 4 && screen[1] === reported[1]) return;
+      const screen = [width, ratio(), room()];
+      const same = (k) => Math.abs(screen[k] - (reported[k] || 0)) < 4;
+      if (same(0) && same(2) && screen[1] === reported[1]) return;
       reported = screen;
       model.set("screen", screen);
       model.save_changes();
@@ -285,6 +307,7 @@ export default {
     };
     const observer = new ResizeObserver(resized);
     observer.observe(el);
+    window.addEventListener("resize", resized); // a zoom or a taller window: a new height
     const media = window.matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
     media.addEventListener("change", report);
 
@@ -384,6 +407,7 @@ export default {
       // Arrow keys on a slider must reach the slider, not the notebook's shortcuts
       // (Notebook 7 binds them to cell navigation): Lumino skips shortcuts under this.
       explorer.setAttribute("data-lm-suppress-shortcuts", "true");
+      observer.observe(explorer); // controls drawn or wrapped anew move the figure down
       explorer.addEventListener("click", onClick, true);
     };
     attach();
@@ -393,6 +417,7 @@ export default {
       clearTimeout(timer);
       clearTimeout(resizeTimer);
       observer.disconnect();
+      window.removeEventListener("resize", resized);
       media.removeEventListener("change", report);
       model.off("change:seq", fromKernel);
       model.off("change:controls", watch);

@@ -43,6 +43,9 @@ class ReliabilityExplorer(Explorer):
     """Sliders p, n, d, phi and kappa over the chain-success curves; see
     :func:`reliability_explorer`."""
 
+    #: At 150 % zoom the figure takes the room under the sliders, down to this height.
+    MIN_HEIGHT = 250
+
     def __init__(self, p=0.9, n=10, d=0.8, phi=0.05, kappa=3, *, n_max=50, kappa_max=10):
         if isinstance(n_max, bool) or not isinstance(n_max, int) or n_max < 1:
             raise ValueError(f"n_max must be an integer >= 1, got {n_max!r}")
@@ -92,13 +95,20 @@ class ReliabilityExplorer(Explorer):
         with projector_fonts():
             self._draw()
         # The readout beside the sliders, not under the figure: one screen for all of it.
+        # Where the page is narrow (a projector at 150 % zoom) explorer.css puts it under
+        # the figure instead, so that the sliders and the figure fit the screen together.
         self.readout.layout.width, self.readout.layout.margin = "460px", "0 0 0 16px"
+        self.readout.add_class("decompkit-aside")
         self.widget = self._box(
             [
                 self._row(
                     [
-                        widgets.VBox([self.controls[k] for k in ("p", "n", "kappa")]),
-                        widgets.VBox([self.controls[k] for k in ("d", "phi")]),
+                        self._row(
+                            [
+                                widgets.VBox([self.controls[k] for k in ("p", "n", "kappa")]),
+                                widgets.VBox([self.controls[k] for k in ("d", "phi")]),
+                            ]
+                        ),
                         self.readout,
                     ]
                 ),
@@ -106,6 +116,7 @@ class ReliabilityExplorer(Explorer):
                 self.status,
             ]
         )
+        self.widget.children[0].add_class("decompkit-top")
         self._watch()
         self.update()
 
