@@ -392,9 +392,8 @@ class DagExplorer(Explorer):
         self._text(
             self.readout,
             f"<p>Critical path {html.escape(' → '.join(str(labels.get(n, n)) for n in cp.path))}: "
-            f"{_fmt(cp.makespan)} {ex.unit} with any number of workers; serial "
-            f"{_fmt(cp.serial_time)} {ex.unit}; list schedule on {workers} worker"
-            f"{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit} "
+            f"{_fmt(cp.makespan)} {ex.unit}; serial {_fmt(cp.serial_time)}; on {workers} "
+            f"worker{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit} "
             f"({100 * busy:.0f} % busy), speed-up {speedup:.2f}x.</p>",
         )
         self._text(
