@@ -7,7 +7,6 @@ With durations :math:`d_v`: :math:`EF_v = d_v + \max_{u \to v} EF_u`, the critic
 
 from __future__ import annotations
 
-import html
 import math
 
 import ipywidgets as widgets
@@ -364,8 +363,9 @@ class DagExplorer(Explorer):
         # Short titles that change with the path and the makespans only: the totals and the
         # share of busy time are in the readout right under the figure.
         unit = ex.unit
-        # The path's tasks by name are in the readout (and highlighted in the plan): a title
-        # of names would not fit the panel, and one of node ids would not match the boxes.
+        # The path is highlighted in the plan and its tasks have slack 0 in the table: named
+        # in a title or the readout its tasks would not fit (and node ids would not match
+        # the boxes' names).
         self.dag_ax.set_title(
             f"Critical path (highlighted): {_fmt(cp.makespan)} {unit}", fontsize=10
         )
@@ -391,7 +391,7 @@ class DagExplorer(Explorer):
         ]
         self._text(
             self.readout,
-            f"<p>Critical path {html.escape(' → '.join(str(labels.get(n, n)) for n in cp.path))}: "
+            f"<p>Critical path (highlighted): "
             f"{_fmt(cp.makespan)} {ex.unit}; serial {_fmt(cp.serial_time)}; on {workers} "
             f"worker{'s' if workers > 1 else ''}: makespan {_fmt(schedule.makespan)} {ex.unit} "
             f"({100 * busy:.0f} % busy), speed-up {speedup:.2f}x.</p>",
