@@ -47,7 +47,7 @@ from .checks import (
 )
 from .contract import Diagnosis, Exercise, Item
 from .page import GRADED_LATER, NumbersDisplay, report
-from .support import cached_key, grid, known_item, mistake_clashes
+from .support import cached_key, grid, known_item, mistake_clashes, two_digits_slip_through
 
 __all__ = [
     "HarnessParams",
@@ -405,6 +405,8 @@ def degenerate(P: HarnessParams) -> list[str]:
         found.append("the trace-reading auditor barely changes success")
     if 1 - expected["success"] - expected["corrupted"] < 0.02:
         found.append("no run runs out of budget: corruption would be 1 - success")
+    for item in two_digits_slip_through(expected):
+        found.append(f"{item}: two significant digits would pass the four-digit rule")
     if P.artefact is not None:
         found += _artefact_problems(P, expected)
     return found

@@ -160,3 +160,38 @@ def grid(rng: np.random.Generator, low: float, high: float, step: float) -> floa
     count = round((high - low) / step)
     decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
     return round(low + step * int(rng.integers(0, count + 1)), decimals)
+
+
+def two_digits_slip_through(expected: Mapping) -> list[str]:
+    """Numeric items of ``expected`` whose answer rounded to two significant digits would pass
+    the four-digit rule without being the exact value rounded or cut to four digits.
+
+    The rule passes answers within one unit of the fourth digit, so for an exact 0.2601 the
+    two digits 0.26 pass; a draw where that happens teaches that two digits are enough.
+    Answers whose two digits are exact (0.5, 0.75) are not listed: there two digits are right.
+
+    Examples
+    --------
+    >>> two_digits_slip_through({"a": 0.2601, "b": 0.348678, "c": 0.75, "d": "lower", "e": 3})
+    ['a']
+    """
+    from ..grading import close
+
+    found = []
+    for item, value in expected.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value:
+            continue
+        value = float(value)
+        if not np.isfinite(value) or float(value).is_integer():
+            continue
+        scale = 10.0 ** (1 - np.floor(np.log10(abs(value))))
+        two = round(value * scale) / scale
+        four = {round(value, 3 - int(np.floor(np.log10(abs(value))))), _cut4(value)}
+        if close(two, value) and not any(abs(two - v) <= 1e-12 * abs(value) for v in four):
+            found.append(item)
+    return found
+
+
+def _cut4(value: float) -> float:
+    scale = 10.0 ** (3 - np.floor(np.log10(abs(value))))
+    return float(np.trunc(value * scale) / scale)
