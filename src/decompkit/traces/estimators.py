@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["pass_hat_k", "Fit", "fit_chain", "bootstrap_fit"]
+__all__ = ["pass_hat_k", "mixture_pass_k", "Fit", "fit_chain", "bootstrap_fit"]
 
 # Bounds of the rates searched: p = 1 or a = 0 would make a failure or a success impossible.
 _LOW, _HIGH = 1e-9, 1.0 - 1e-12
@@ -103,6 +103,68 @@ def pass_hat_k(outcomes, k):
         for x in flat
     ]
     return float(values[0]) if ks.ndim == 0 else np.array(values).reshape(ks.shape)
+
+
+def mixture_pass_k(mean, spread, k):
+    r"""pass^k of tasks whose rates differ: :math:`E[p_i^k]` for Beta-distributed rates.
+
+    Parameters
+    ----------
+    mean : float or array_like
+        The mean rate :math:`E[p_i]` over tasks, in [0, 1].
+    spread : float or array_like
+        How much the tasks differ, in [0, 1]: 0 gives every task the rate ``mean``; 1 splits
+        them into tasks always solved (a share ``mean``) and tasks never solved. In between,
+        :math:`p_i \sim \mathrm{Beta}(m c, (1 - m) c)` with :math:`c = 1/\text{spread} - 1`,
+        so that :math:`\mathrm{Var}\,p_i = \text{spread} \cdot m (1 - m)`.
+    k : int or array_like of int
+        Trials that must all succeed, at least 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\prod_{j=0}^{k-1} (m c + j) / (c + j)`, broadcast over the arguments.
+
+    Raises
+    ------
+    ValueError
+        If ``mean`` or ``spread`` lies outside [0, 1], or ``k`` is not a whole number >= 1.
+
+    Notes
+    -----
+    pass^1 is the mean whatever the spread; for k >= 2 pass^k grows with the spread from
+    :math:`m^k` (Jensen) up to :math:`m`.
+
+    Examples
+    --------
+    >>> float(mixture_pass_k(0.5, 0.0, 3)), float(mixture_pass_k(0.5, 1.0, 3))
+    (0.125, 0.5)
+    >>> mixture_pass_k(0.42, [0.0, 0.3, 1.0], 2).round(4).tolist()
+    [0.1764, 0.2495, 0.42]
+    >>> mixture_pass_k(1.2, 0.1, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: mean must be in [0, 1], got 1.2
+    """
+    arrays = []
+    for name, value in (("mean", mean), ("spread", spread)):
+        array = np.asarray(value, dtype=float)
+        if not np.all((array >= 0) & (array <= 1)):
+            raise ValueError(f"mean must be in [0, 1], got {value!r}".replace("mean", name, 1))
+        arrays.append(array)
+    ks = np.asarray(k)
+    if ks.dtype.kind not in "iu" or np.any(ks < 1):
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    m, s, ks = np.broadcast_arrays(*arrays, ks)
+    top = int(ks.max()) if ks.size else 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(s > 0, 1 / s - 1, np.inf)
+        j = np.arange(top).reshape((top,) + (1,) * m.ndim)
+        factors = np.where(np.isinf(c), m, (m * c + j) / (c + j))
+        factors = np.where(s == 1, np.where(j == 0, m, 1.0), factors)  # all or nothing
+    factors = np.where(j < ks, factors, 1.0)
+    result = factors.prod(axis=0)
+    return float(result) if result.ndim == 0 else result
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ to the PNG of its current state and a note.
 - :func:`horizon_explorer`: the audited long-horizon chain, its q sweep and g_t (section 3).
 - :func:`dag_explorer`: critical path, slack and list schedule of example A or B (section 4).
 - :func:`trace_stepper`: a scheduler trace event by event (section 5).
+- :func:`agents_explorer`: pass^k against k when tasks differ, beside p^k (recorded runs).
 
 In a notebook, the last expression of a cell shows the explorer, e.g. ``reliability_explorer()``.
 
@@ -29,10 +30,17 @@ The explorers import the plots, the lecture's maths, matplotlib, ipywidgets and 
 never notebook machinery.
 """
 
-from . import dag, horizon, reliability, trace
+from . import agents, dag, horizon, reliability, trace
+from .agents import *  # noqa: F403
 from .dag import *  # noqa: F403
 from .horizon import *  # noqa: F403
 from .reliability import *  # noqa: F403
 from .trace import *  # noqa: F403
 
-__all__ = [*reliability.__all__, *horizon.__all__, *dag.__all__, *trace.__all__]
+__all__ = [
+    *reliability.__all__,
+    *horizon.__all__,
+    *dag.__all__,
+    *trace.__all__,
+    *agents.__all__,
+]
