@@ -26,6 +26,7 @@ from decompkit.exercises import (
     Diagnosis,
     Exercise,
     Item,
+    agents,
     chain,
     dag,
     earned,
@@ -41,7 +42,7 @@ from decompkit.exercises.params import GRADER_VARIABLE, params
 from decompkit.exercises.params import expected as expected_from_params
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "decomp"
-MODULES = [chain, horizon, plans, dag, trace, harness]
+MODULES = [chain, horizon, plans, dag, trace, harness, agents]
 STUDENTS = [None, "s0007", "lecture-fan"]
 
 #: The lecture's own numbers spoil a hint or two on purpose (they are the lecture's); each
@@ -69,7 +70,7 @@ def _number(value) -> bool:
 
 
 def test_the_registry_holds_every_exercise_module_in_the_courses_order():
-    assert list(EXERCISES) == ["chain", "horizon", "plans", "dag", "trace", "harness"]
+    assert list(EXERCISES) == ["chain", "horizon", "plans", "dag", "trace", "harness", "agents"]
     assert [EXERCISES[m.EXERCISE.name] for m in MODULES] == [m.EXERCISE for m in MODULES]
     assert all(isinstance(e, Exercise) for e in EXERCISES.values())
     assert exercises.expected is expected_from_params
@@ -402,7 +403,7 @@ def test_no_message_of_a_wrong_answer_holds_the_answer(name):
                 assert not [t for t in _shown(right) if _holds(verdict.message, t)], verdict
 
 
-@pytest.mark.parametrize("name", ["chain", "horizon", "harness", "dag"])
+@pytest.mark.parametrize("name", ["chain", "horizon", "harness", "dag", "agents"])
 def test_a_right_value_rounded_too_far_is_told_to_keep_more_digits(name):
     exercise = EXERCISES[name]
     P = params(name, "s0007")
@@ -425,7 +426,7 @@ def test_a_right_value_rounded_too_far_is_told_to_keep_more_digits(name):
     assert checked >= 1
 
 
-@pytest.mark.parametrize("name", ["chain", "horizon", "dag", "trace", "harness"])
+@pytest.mark.parametrize("name", ["chain", "horizon", "dag", "trace", "harness", "agents"])
 def test_an_answer_for_the_lectures_numbers_is_told_so(name):
     exercise = EXERCISES[name]
     mine, lecture = params(name, "s0007"), params(name)
@@ -447,7 +448,7 @@ FLIP = {"formal": "semantic", "semantic": "formal", "artifact": "narration"}
 FLIP |= {"narration": "artifact", "legal": "illegal", "illegal": "legal"}
 
 
-@pytest.mark.parametrize("name", ["chain", "harness"])
+@pytest.mark.parametrize("name", ["chain", "harness", "agents"])
 def test_a_two_way_item_shows_its_form_only_and_the_grader_still_sees_the_value(name):
     exercise = EXERCISES[name]
     P = params(name, "s0007")

@@ -37,6 +37,7 @@ FAILED = "failed"
 CHAIN, HORIZON = "01-chain-reliability", "02-long-horizons"
 PLANS, DAG, TRACE = "03-plans-as-objects", "04-plan-dag", "05-scheduler-trace"
 LOOP = "06-plan-artefact-and-loop"
+AGENTS = "07-real-agents"
 
 
 @dataclass
@@ -1030,6 +1031,84 @@ CASES = [
         {CHAIN: lambda: b'{"cells": [ this is not json', HORIZON: _solved(HORIZON)},
         {CHAIN: FAILED, HORIZON: set()},
         {CHAIN: "unreadable"},
+    ),
+]
+
+
+def _agents_copied_cells(student: str = "copied_agents", classmate: str = "solved") -> set:
+    """Cells of notebook 7 that :func:`_typed_for` types in for ``classmate`` (those binding
+    numbers only) and whose answer differs from ``student``'s, the count of never-solved
+    tasks included (a whole number, typed in too)."""
+    _, bound = run(load(AGENTS), classmate)
+    typed = {
+        cell for cell, names in bound.items() if names and all(_number(v) for v in names.values())
+    }
+    differing = _differing(student, classmate, "agents")
+    mine = EXERCISES["agents"].key(params("agents", student))
+    theirs = EXERCISES["agents"].key(params("agents", classmate))
+    if mine["never_solved"] != theirs["never_solved"]:
+        differing.add("never_solved_value")
+    return {cell for cell in differing if cell.replace("_value", "_answer") in typed}
+
+
+CASES += [
+    Case(
+        "different_agents",
+        "different",
+        {
+            AGENTS: _with(
+                AGENTS,
+                # counts instead of means, the formula by hand, NumPy scalars and a Fraction
+                p_hat_answer="p_hat = int(tasks.successes.sum()) / int(tasks.trials.sum())",
+                pass_k_answer=(
+                    "import math\n"
+                    "pass_k = sum(math.comb(int(c), P.k) / math.comb(4, P.k)"
+                    " for c in tasks.successes) / len(tasks)"
+                ),
+                p_to_k_answer="from fractions import Fraction\np_to_k = Fraction(p_hat) ** P.k",
+                never_solved_answer="never = np.int64(np.sum(~outcomes.any(axis=1)))",
+                start_up_holds_answer="start_up = np.bool_(aic_gap > 2)",
+                checked_success_answer=(
+                    "total = 0.0\n"
+                    "for steps in n:\n"
+                    "    total += a_start * (p_step * (1 + (1 - p_step) * P.d)) ** steps\n"
+                    "p_checked = total / len(n)"
+                ),
+            )
+        },
+        {AGENTS: set()},
+    ),
+    Case(
+        "wrong_agents",
+        "wrong",
+        {
+            AGENTS: _then(
+                AGENTS,
+                # one shared rate for pass^k; the tasks always solved counted as never solved;
+                # the effective rate of a task of mean length; a retry that is always right
+                pass_k_answer="pass_k = p_hat**P.k",
+                never_solved_answer="never = int((tasks.successes == tasks.trials).sum())",
+                p_plain_answer="p_plain = (wins.sum() / trials.sum()) ** (1 / n.mean())",
+                checked_success_answer=(
+                    "p_checked = np.mean(a_start * (p_step + (1 - p_step) * P.d) ** n)"
+                ),
+            )
+        },
+        {
+            AGENTS: {
+                "pass_k_value",
+                "never_solved_value",
+                "p_plain_value",
+                "checked_success_value",
+            }
+        },
+    ),
+    Case(
+        "copied_agents",
+        "wrong",
+        # Every number typed in as worked out for a classmate's sample earns nothing.
+        {AGENTS: _typed_for("solved", AGENTS)},
+        {AGENTS: _agents_copied_cells()},
     ),
 ]
 

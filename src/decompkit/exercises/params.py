@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from . import chain, dag, harness, horizon, plans, trace
+from . import agents, chain, dag, harness, horizon, plans, trace
 from .contract import Exercise
 from .ids import GRADER_VARIABLE, HUB_VARIABLE, LECTURE, IdError, normalise_id
 from .support import known_item
@@ -45,7 +45,8 @@ ASSIGNMENT = "decomp"
 
 #: Every exercise notebook, in the course's order, by its short name.
 EXERCISES: dict[str, Exercise] = {
-    module.EXERCISE.name: module.EXERCISE for module in (chain, horizon, plans, dag, trace, harness)
+    module.EXERCISE.name: module.EXERCISE
+    for module in (chain, horizon, plans, dag, trace, harness, agents)
 }
 
 
@@ -121,7 +122,8 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     Parameters
     ----------
     notebook : str
-        One of ``"chain"``, ``"horizon"``, ``"plans"``, ``"dag"``, ``"trace"``, ``"harness"``.
+        One of ``"chain"``, ``"horizon"``, ``"plans"``, ``"dag"``, ``"trace"``, ``"harness"``,
+        ``"agents"``.
     student : str or None
         The id typed into the notebook's marked cell; the grader's and the hub's id take
         precedence (see :func:`student_id`). ``None`` with no id in the environment gives

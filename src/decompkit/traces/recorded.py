@@ -9,7 +9,6 @@ of n steps; the tasks with no action (the agent must refuse or only answer) fit 
 from __future__ import annotations
 
 import csv
-import functools
 import io
 from dataclasses import dataclass
 from importlib import resources
@@ -183,7 +182,16 @@ def by_task(runs: Records, tasks=None) -> Tasks:
     )
 
 
-@functools.cache  # the file never changes while the kernel runs
-def _rows() -> tuple:
+def _read_rows() -> tuple:
     text = resources.files(__package__).joinpath("data", DATA_FILE).read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text)))
+
+
+# Read once, when the module is imported: the grader's kernels import the kit (the notebooks'
+# import lines) before they are walled in, and inside the walls the kit's folder is no longer
+# theirs to read. 200 rows, 14 kB.
+_ROWS = _read_rows()
+
+
+def _rows() -> tuple:
+    return _ROWS
