@@ -379,6 +379,10 @@ def test_the_detector_finds_the_answers_the_package_prints():
         Hn = params("harness", who)
         found("harness", Hn, str(loop.revised_plan(Hn).progress()))  # the student's own plan
         found("harness", Hn, f"{EXERCISES['harness'].key(Hn)['success']:.2f}")
+        Ag = params("agents", who)  # what notebook 7's gated cells print
+        agents_key = EXERCISES["agents"].key(Ag)
+        found("agents", Ag, f"k = {Ag.k}: records {agents_key['pass_k']:.3f}")
+        found("agents", Ag, f"with a check at every boundary: {agents_key['checked_success']:.3f}")
     # Figure titles, through the hook: a Gantt chart's title holds the makespan.
     import matplotlib
 
