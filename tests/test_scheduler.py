@@ -1243,3 +1243,35 @@ def test_the_failures_of_one_round_are_unrolled_together(gd, workers, data):
     for repair in result.repairs:
         for copy in repair.copies.values():  # every copy reads the copies of its round
             assert not set(repair.graph[copy]) & set(repair.copies)
+
+
+def test_a_task_copied_again_while_its_copy_is_in_the_plan_gets_the_next_name():
+    """Found by the property above: 2 fails blaming 1 (so 1 and 2 are copied); then 7 fails
+    blaming 0, and everything between 0 and 7 is copied, the original 1 (which 4 still reads)
+    and its copy 1' with it. The original's second copy is 1'', the copy's copy 1'''."""
+    graph = {0: [], 1: [0], 2: [0, 1], 3: [], 4: [0, 1], 5: [], 6: [], 7: [2, 4]}
+    step = sc.scripted(dict.fromkeys([0, 2, 7], ["fail"]))
+    result = sc.run_with_repair(
+        graph,
+        dict.fromkeys(graph, 0),
+        workers=1,
+        step=step,
+        faulty={0: 0, 2: 1, 7: 0},
+        kappa_plan=len(graph),
+    )
+    assert result.done == set(result.graph) - {0, 2, 7}
+    names = [copy for repair in result.repairs for copy in repair.copies.values()]
+    assert len(names) == len(set(names))  # no copy takes a name twice
+    copies_of_1 = sorted((n for n in result.graph if sc.repair._base(n) == 1), key=sc.repair._level)
+    assert [sc.repair._level(n) for n in copies_of_1] == list(range(len(copies_of_1)))
+    assert max(sc.repair._level(n) for n in result.graph) == 3  # the copy 1' copied again
+    again = sc.scripted(dict.fromkeys([0, 2, 7], ["fail"]))
+    with pytest.raises(sc.RepairLimitError, match="kappa_plan=2"):  # the cap counts them
+        sc.run_with_repair(
+            graph,
+            dict.fromkeys(graph, 0),
+            workers=1,
+            step=again,
+            faulty={0: 0, 2: 1, 7: 0},
+            kappa_plan=2,
+        )

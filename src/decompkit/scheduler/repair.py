@@ -224,16 +224,22 @@ def _node(g: Indexed, name: str, node) -> int:
     return i
 
 
-def _unroll(g: Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur: dict) -> Repair:
+def _unroll(
+    g: Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur: dict, made=frozenset()
+) -> Repair:
     """One unrolling for every ``(failed, faulty)`` index pair of ``diagnoses``, together.
 
     The copied set is the union of each failure's :math:`S`; a node in several of them is
     copied once, and the faulty copy's context carries every failure report blamed on it.
+    ``made``: the copies earlier repairs of the same run made. A task copied before whose
+    copy is still in the plan gets the next name (``1''`` when ``1'`` is there), one copy more
+    of that task under the cap; any other name clash is the graph's and an error.
     O(V + E) for the graph, plus O(V + E) per failure blamed on a node other than itself.
     """
     nodes, preds, succ = g.nodes, g.preds, g.succ
     on_path: set[int] = set()
     blamed: dict[int, list] = {}  # faulty index -> the failure reports blamed on it
+    failed_for: dict[int, int] = {}  # a node to copy -> the first failure it is copied for
     for x, f in diagnoses:
         report = out.get(nodes[x])
         if not isinstance(report, FailureReport):
@@ -254,15 +260,24 @@ def _unroll(g: Indexed, graph: dict, out: dict, diagnoses, kappa_plan: int, dur:
         for v in [x, *sorted(between - {x})]:  # the failed node first: the usual case
             if _level(nodes[v]) >= kappa_plan:
                 raise RepairLimitError(nodes[x], kappa_plan, capped=nodes[v])
+            failed_for.setdefault(v, x)
         on_path |= between
         blamed.setdefault(f, []).append(report)
 
     # The copies in the graph's Kahn order, the order topological_order gives.
     order = [v for v in fifo_order(g) if v in on_path]
-    copies = {nodes[v]: _prime(nodes[v]) for v in order}
-    for original, copy in copies.items():
-        if copy in g.index:
-            raise ValueError(f"cannot copy {original!r}: the name {copy!r} is already a node")
+    copies, taken, ours = {}, set(g.index), set(made)
+    for v in order:
+        copy = _prime(nodes[v])
+        while copy in ours and copy in taken:  # a copy made before, still in the plan
+            copy = _prime(copy)
+        if copy in taken:
+            raise ValueError(f"cannot copy {nodes[v]!r}: the name {copy!r} is already a node")
+        if _level(copy) > kappa_plan:
+            raise RepairLimitError(nodes[failed_for[v]], kappa_plan, capped=nodes[v])
+        copies[nodes[v]] = copy
+        taken.add(copy)
+        ours.add(copy)
 
     def swap(ps):
         return tuple(copies.get(u, u) for u in ps)
@@ -471,7 +486,8 @@ def run_with_repair(
             return so_far
         diagnoses = [(x, _diagnose(faulty, p.g, p.graph, x)) for x in state.failed]
         try:
-            repair = _unroll(p.g, p.graph, out, diagnoses, kappa_plan, dur)
+            made = {copy for earlier in repairs for copy in earlier.copies.values()}
+            repair = _unroll(p.g, p.graph, out, diagnoses, kappa_plan, dur, made)
         except RepairLimitError as error:
             error.result = so_far
             raise
