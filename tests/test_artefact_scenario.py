@@ -95,6 +95,7 @@ def test_a_students_part_a_has_every_situation_it_asks_about(who):
     assert harness.degenerate(P) == []
 
 
+@pytest.mark.slow  # 60 students' plans played through
 def test_part_as_answers_differ_between_students():
     """Over 60 ids, each item of part A has at least 5 answers, none held by a third."""
     keys = [harness.key(params("harness", who)) for who in IDS]

@@ -19,6 +19,8 @@ from decompkit.exercises.params import params
 from decompkit.widgets import trace_stepper
 from decompkit.widgets.trace import STACK_BELOW
 
+pytestmark = pytest.mark.slow  # a few dozen full draws of the figure
+
 
 @pytest.fixture(scope="module")
 def repaired_run():
