@@ -23,9 +23,10 @@ __all__ = ["pass_hat_k", "mixture_pass_k", "Fit", "fit_chain", "bootstrap_fit"]
 
 # Bounds of the rates searched: p = 1 or a = 0 would make a failure or a success impossible.
 _LOW, _HIGH = 1e-9, 1.0 - 1e-12
-#: Points of the coarse grid over p that brackets the start-up fit's maximum.
-_GRID = 101
-#: Bisection and golden-section steps: brackets end below 3e-14 and 1e-11 wide.
+#: Points of the coarse grid over p that brackets the start-up fit's maximum, and the
+#: bisection steps of a at each of them (a to 1e-6: enough to tell the best point).
+_GRID, _GRID_BISECT = 41, 20
+#: Bisection and golden-section steps: brackets end below 3e-14 and 1e-10 wide.
 _BISECT, _GOLDEN = 45, 45
 
 
@@ -245,9 +246,10 @@ def _log_likelihood(a, p, steps, wins, trials):
     return terms.sum(axis=-1)
 
 
-def _best_a(p, steps, wins, trials):
+def _best_a(p, steps, wins, trials, bisect=_BISECT):
     """The a in (0, 1] maximising the likelihood at each p (any shape; counts broadcast along
-    the last axis): the score in a falls with a, so bisect on it, or take 1 if still rising."""
+    the last axis): the score in a falls with a, so bisect on it (``bisect`` steps), or take
+    1 if still rising."""
     power = p[..., None] ** steps
     total = wins.sum(axis=-1)
     losses = trials - wins
@@ -258,7 +260,7 @@ def _best_a(p, steps, wins, trials):
 
     top = np.minimum(1.0, _HIGH / power.max(axis=-1))
     low, high = np.full(top.shape, _LOW), top
-    for _ in range(_BISECT):
+    for _ in range(bisect):
         middle = (low + high) / 2
         up = rising(middle)
         low, high = np.where(up, middle, low), np.where(up, high, middle)
@@ -286,7 +288,7 @@ def _fit_arrays(steps, wins, trials, start_up):
     grid = np.linspace(_LOW, _HIGH, _GRID)
     wide = np.broadcast_to(grid, (*wins.shape[:-1], _GRID))
     on_grid = (wins[..., None, :], trials[..., None, :])
-    values = _log_likelihood(_best_a(wide, steps, *on_grid), wide, steps, *on_grid)
+    values = _log_likelihood(_best_a(wide, steps, *on_grid, _GRID_BISECT), wide, steps, *on_grid)
     best = values.argmax(axis=-1)
     low, high = grid[np.maximum(best - 1, 0)], grid[np.minimum(best + 1, _GRID - 1)]
 
