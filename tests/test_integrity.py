@@ -64,8 +64,8 @@ def _found(flags, severity):
 
 
 def test_the_course_notebooks_exist():
-    # Six exercise notebooks and the lab.
-    assert len(SOLUTIONS) == len(RELEASED) == 7
+    # Seven exercise notebooks and the lab.
+    assert len(SOLUTIONS) == len(RELEASED) == 8
 
 
 @pytest.mark.parametrize("path", SOLUTIONS + RELEASED, ids=lambda p: str(p.relative_to(ROOT)))
