@@ -181,11 +181,6 @@ def _wait_until_drawn_for_its_pixels(page, index: int, timeout_ms: int = 30_000)
         pass
 
 
-@pytest.mark.xfail(
-    reason="known gap: at 150 % zoom an explorer's canvas sometimes keeps a picture drawn for "
-    "pixel ratio 1 (blurry) though the page reports 1.5; which explorer varies from run to run",
-    strict=False,
-)
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_each_explorer_fits_a_projector_at_150_percent(
     ui, zoomed_page, lab_server, explorers_notebook, artifacts
@@ -197,7 +192,7 @@ def test_each_explorer_fits_a_projector_at_150_percent(
     page = zoomed_page
     _run(page, lab_server, ui)
     assert page.evaluate("[innerWidth, innerHeight, devicePixelRatio]") == list(ZOOMED)
-    too_tall = {}
+    too_tall, blurry = {}, []
     for index, name in enumerate(bench.EXPLORERS):
         root = bench.explorer_root(page, index)
         root.evaluate("e => e.scrollIntoView({block: 'start'})")
@@ -208,9 +203,8 @@ def test_each_explorer_fits_a_projector_at_150_percent(
         box = figure.bounding_box()
         backing = figure.evaluate("c => [c.width, c.height]")
         shown = (box["width"] * ZOOMED[2], box["height"] * ZOOMED[2])
-        assert all(abs(a - b) <= 1 for a, b in zip(shown, backing, strict=True)), (
-            f"{name}: the canvas ({backing}) is scaled by the browser to {shown}"
-        )
+        if not all(abs(a - b) <= 1 for a, b in zip(shown, backing, strict=True)):
+            blurry.append(f"{name}: the canvas ({backing}) is scaled by the browser to {shown}")
         parts = root.evaluate(_PARTS)
         visible = root.evaluate(_VISIBLE_HEIGHT)
         if parts["canvas"][3] > visible:
@@ -230,6 +224,11 @@ def test_each_explorer_fits_a_projector_at_150_percent(
         f"{sorted(TOO_TALL_AT_150 - set(too_tall))} now fit at 150 %: take them out of "
         "TOO_TALL_AT_150"
     )
+    if blurry:  # everything else above holds; this one gap is known and not yet fixed
+        pytest.xfail(
+            "known gap: at 150 % a canvas sometimes keeps a picture drawn for pixel ratio 1 "
+            f"(which explorer varies between runs): {blurry}"
+        )
 
 
 def test_arrow_keys_move_a_slider_in_notebook_7(projector_page, lab_server, explorers_notebook):
