@@ -558,6 +558,7 @@ def test_the_parameter_display_says_whose_numbers_and_shouts_without_an_id():
     assert "LECTURE" not in params("horizon", "s0007")._repr_html_()
 
 
+@pytest.mark.slow  # 30 students' numbers in every notebook
 def test_no_printed_parameter_is_an_answer():
     """A parameter the notebook displays must not pass an item by itself, as the monolithic
     rate once passed A2 for every id: no field or plain property of P answers a numeric item

@@ -45,6 +45,7 @@ def _graded_by_the_rule() -> list[tuple[str, str]]:
     return sorted({(nb, item) for nb, item, extra in _hidden_comparisons() if not extra})
 
 
+@pytest.mark.slow  # 100 students' numbers in every notebook
 @pytest.mark.parametrize(("notebook", "item"), _graded_by_the_rule())
 def test_four_digits_pass_and_two_digits_fail_for_every_id(notebook, item):
     exercise = EXERCISES[notebook]
@@ -62,6 +63,7 @@ def test_four_digits_pass_and_two_digits_fail_for_every_id(notebook, item):
             assert exercise.diagnose(item, two, P).status in ("close", "off"), (who, two)
 
 
+@pytest.mark.slow  # 100 students' numbers in every notebook
 def test_two_digits_pass_about_one_time_in_fifty():
     """Two digits are off by up to 50 units of the fourth and pass within one unit: about
     2 % of answers, by the luck of the exact value's digits (8 % under the 0.1 % rule).

@@ -172,7 +172,7 @@ _DRAWN_FOR_ITS_PIXELS = """([i, ratio]) => {
 }"""
 
 
-def _wait_until_drawn_for_its_pixels(page, index: int, timeout_ms: int = 30_000) -> None:
+def _wait_until_drawn_for_its_pixels(page, index: int, timeout_ms: int = 5_000) -> None:
     """Wait for the kernel's picture at the page's pixel ratio: a busy kernel sends it a
     while after the page reported the ratio. If it never comes the assertion after says so."""
     try:
