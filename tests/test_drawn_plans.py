@@ -139,6 +139,7 @@ def test_a_plan_or_duration_outside_the_example_is_refused(name, plan, durations
 IDS = [f"s{number:04d}" for number in range(60)]
 
 
+@pytest.mark.slow  # the DAG notebook's draw for many students
 def test_the_dag_notebooks_choices_come_from_the_students_own_plan():
     for who in IDS:
         P = params("dag", who)

@@ -70,6 +70,7 @@ def test_every_graded_item_has_many_answers_over_60_ids(drawn):
         assert answers[_canonical(lecture[item])] <= len(IDS) // 10, item
 
 
+@pytest.mark.slow  # 60 students' plans, each put in a classmate's place
 def test_every_drawn_field_moves_its_answers(drawn):
     """Every drawn plan (and version) is read: some classmate's in its place changes an answer;
     and two students' answers coincide for at most one pair in five."""
