@@ -158,6 +158,14 @@ def test_ordering_of_the_check_rates(p, d):
     assert forever <= 1.0 - rel.undetected_floor(p, d) + 1e-12
 
 
+def test_a_perfect_check_lifts_even_a_tiny_rate_to_exactly_one():
+    """Found by the property above: with d = 1 the loop ends only on a right attempt, so
+    p / (1 - (1 - p)) is 1; computed as 1 - (1 - p) it came out 1 + 4.6e-12 at p = 1e-5."""
+    for p in (1e-5, 1e-9, 3e-17, 0.3):
+        assert rel.checked_step_limit(p, 1.0) == 1.0
+        assert rel.expected_attempts(p, 1.0) == pytest.approx(1 / p, rel=1e-15)
+
+
 @given(p=st.floats(1e-6, 1.0), d=prob)
 def test_limit_equals_p_times_expected_attempts(p, d):
     assert_allclose(rel.checked_step_limit(p, d), p * rel.expected_attempts(p, d), rtol=1e-12)

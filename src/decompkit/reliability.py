@@ -245,11 +245,12 @@ def undetected_floor(p, d):
 
 
 def _retry_denominator(p, d):
-    """``1 - d (1 - p)``: the probability that one attempt ends the retry loop."""
+    """``1 - d (1 - p)``: the probability that one attempt ends the retry loop, as
+    ``(1 - d) + d p`` (two terms that never cancel: 1 - (1 - p) lost digits at a small p)."""
     p = probability("p", p)
     d = probability("d", d)
     p, d = broadcast(p=p, d=d)
-    return p, 1.0 - d * (1.0 - p)
+    return p, (1.0 - d) + d * p
 
 
 def checked_step_limit(p, d):
