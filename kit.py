@@ -65,7 +65,7 @@ CONFIG = {role: ROOT / "src" / "decompkit" / "course" / "static" / role for role
 LAB_SETTINGS = ROOT / "jupyter" / "settings"
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
     print(f"[kit] {message}", flush=True)
 
 
@@ -169,14 +169,14 @@ def find_uv() -> str | None:
     after one line saying why, when pip is to do the work."""
     choice = os.environ.get("DECOMPKIT_UV", "").strip()
     if choice.lower() in {"0", "off", "no", "none", "false", "pip"}:
-        _say("DECOMPKIT_UV says not to use uv: installing with pip")
+        say("DECOMPKIT_UV says not to use uv: installing with pip")
         return None
     needed = tuple(int(part) for part in UV_VERSION.split("."))
     for candidate in filter(None, [choice, shutil.which("uv"), _fetched_uv()]):
         version = uv_version(candidate)
         if version and version >= needed:
             return str(candidate)
-        _say(f"{candidate} {'is older than uv ' + UV_VERSION if version else 'does not run'}")
+        say(f"{candidate} {'is older than uv ' + UV_VERSION if version else 'does not run'}")
     return fetch_uv()
 
 
@@ -185,7 +185,7 @@ def fetch_uv(home: Path = UV_HOME) -> str | None:
     into a scratch folder that replaces ``home`` once complete. A Python without pip
     borrows one from a scratch venv."""
     started = time.monotonic()
-    _say(f"fetching uv {UV_VERSION} from PyPI into {home.relative_to(ROOT)} (once per clone)")
+    say(f"fetching uv {UV_VERSION} from PyPI into {home.relative_to(ROOT)} (once per clone)")
     home.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=home.parent))
     try:
@@ -202,11 +202,11 @@ def fetch_uv(home: Path = UV_HOME) -> str | None:
         os.replace(scratch / "uv", home)
     except (subprocess.CalledProcessError, OSError) as error:
         why = error if isinstance(error, OSError) else "PyPI out of reach?"
-        _say(f"could not fetch uv ({why}); installing with pip instead, which is slower")
+        say(f"could not fetch uv ({why}); installing with pip instead, which is slower")
         return None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    _say(f"uv {UV_VERSION} fetched ({time.monotonic() - started:.1f} s)")
+    say(f"uv {UV_VERSION} fetched ({time.monotonic() - started:.1f} s)")
     return str(_fetched_uv(home))
 
 
@@ -223,12 +223,12 @@ def _runs(python: Path) -> bool:
 def _pip_install(extras, env: dict[str, str]) -> None:
     """pip's route: ``python3 -m venv .venv`` (which keeps what is there, and adds pip to a
     venv uv made), then :func:`pip_commands`; pip shows its own progress."""
-    _say(f"running {Path(sys.executable).name} -m venv .venv")
+    say(f"running {Path(sys.executable).name} -m venv .venv")
     if subprocess.run([sys.executable, "-m", "venv", VENV], env=env).returncode:
         hint = "on Debian or Ubuntu `sudo apt install python3-venv`, then the same command again"
         raise SetupFailed(f"Python could not make .venv ({hint})")
     for command in pip_commands(extras):
-        _say("running pip " + " ".join(command[3:]))
+        say("running pip " + " ".join(command[3:]))
         if subprocess.run(command, cwd=ROOT, env=env).returncode:
             hint = "check that PyPI can be reached, then run the same command again"
             raise SetupFailed(f"pip could not install the packages either (see above): {hint}")
@@ -243,7 +243,7 @@ def ensure_environment(extras=()) -> None:
     if todo is None:
         return
     (extras, why), started = todo, time.monotonic()
-    _say(why)
+    say(why)
     STAMP.unlink(missing_ok=True)  # until the end: an interrupted set-up is done again
     if not runs or (stamp and stamp["python"] != wanted["python"]):
         shutil.rmtree(VENV, ignore_errors=True)  # uv refuses a .venv whose Python is gone
@@ -251,15 +251,15 @@ def ensure_environment(extras=()) -> None:
     installer = "pip"
     if uv:
         command = uv_sync_command(uv, extras)
-        _say("running uv " + " ".join(command[1:]))
+        say("running uv " + " ".join(command[1:]))
         if subprocess.run(command, cwd=ROOT, env=env).returncode == 0:
             installer = "uv " + ".".join(map(str, uv_version(uv)))
         else:
-            _say("uv could not install (see above): trying pip with the same pinned versions")
+            say("uv could not install (see above): trying pip with the same pinned versions")
     if installer == "pip":
         _pip_install(extras, env)
     STAMP.write_text(json.dumps(dict(wanted_state(extras), installer=installer), indent=1))
-    _say(f".venv holds the versions in uv.lock ({time.monotonic() - started:.1f} s in all)")
+    say(f".venv holds the versions in uv.lock ({time.monotonic() - started:.1f} s in all)")
 
 
 def set_up(extras=()) -> int:
@@ -267,11 +267,11 @@ def set_up(extras=()) -> int:
     try:
         ensure_environment(extras)
     except SetupFailed as failure:
-        _say(str(failure))
+        say(str(failure))
         return 1
     except KeyboardInterrupt:
         print(flush=True)
-        _say("interrupted: .venv is incomplete; the next run sets it up again")
+        say("interrupted: .venv is incomplete; the next run sets it up again")
         return 130
     return 0
 
@@ -284,7 +284,7 @@ def _environ() -> dict[str, str]:
     return env
 
 
-def _run(command: list[str]) -> int:
+def run_command(command: list[str]) -> int:
     """``command`` to its end. Ctrl-C in the terminal reaches the child as well, which stops
     in its own way (the grader finishes the student it holds, pytest stops its servers);
     this process waits for that instead of killing the child a moment later. A SIGTERM to
@@ -364,7 +364,7 @@ def lab(args: list[str]) -> int:
         role = "instructor view: the course root, with nbgrader's formgrader and menus"
     else:
         role = "student view; `python3 kit.py lab --instructor` has nbgrader's instructor tools"
-    _say(f"starting JupyterLab ({role}); it prints the address to open when it is ready")
+    say(f"starting JupyterLab ({role}); it prints the address to open when it is ready")
     return _replace_process(command, env)
 
 
@@ -377,8 +377,8 @@ def test(args: list[str]) -> int:
 def bench(args: list[str]) -> int:
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
-        _say(f"running {script.relative_to(ROOT)}")
-        status |= _run([str(PYTHON), str(script), *args])
+        say(f"running {script.relative_to(ROOT)}")
+        status |= run_command([str(PYTHON), str(script), *args])
     return status
 
 
@@ -386,12 +386,12 @@ def lock(args: list[str]) -> int:
     """``uv lock ARGS`` (``--upgrade-package numpy``, ...), then requirements/ exported."""
     uv = find_uv()
     if uv is None:
-        _say("`kit.py lock` needs uv: PyPI within reach, or DECOMPKIT_UV=/path/to/uv")
+        say("`kit.py lock` needs uv: PyPI within reach, or DECOMPKIT_UV=/path/to/uv")
         return 1
     commands = [[uv, "lock", *args]]
     commands += [export_command(uv, extras, path) for extras, path in REQUIREMENTS.items()]
     for command in commands:
-        _say("running uv " + " ".join(command[1:]))
+        say("running uv " + " ".join(command[1:]))
         if subprocess.run(command, cwd=ROOT, env=_installer_environ()).returncode:
             return 1
     return 0
@@ -400,10 +400,10 @@ def lock(args: list[str]) -> int:
 COURSE_COMMANDS = ("release", "check", "collect", "grade", "key", "feedback", "export", "report")
 COMMANDS = {"lab": lab, "test": test, "bench": bench, "lock": lock}
 #: nbgrader itself, and the course commands (decompkit.course), in the kit's environment
-COMMANDS["nbgrader"] = lambda args: _run([str(PYTHON), "-m", "nbgrader", *args])
+COMMANDS["nbgrader"] = lambda args: run_command([str(PYTHON), "-m", "nbgrader", *args])
 for _name in COURSE_COMMANDS:
     COMMANDS[_name] = functools.partial(
-        lambda name, args: _run([str(PYTHON), "-m", "decompkit.course", name, *args]), _name
+        lambda name, args: run_command([str(PYTHON), "-m", "decompkit.course", name, *args]), _name
     )
 #: The extras a command needs besides the kit's own dependencies.
 EXTRAS = {"test": (DEV,), "bench": (DEV,)}
@@ -413,7 +413,7 @@ def main(argv: list[str]) -> int:
     if sys.version_info < NEEDED_PYTHON:
         this = ".".join(map(str, sys.version_info[:3]))
         advice = "install a newer Python and run the same command with it"
-        _say(f"decompkit needs Python 3.11 or newer, this is {this}: {advice}")
+        say(f"decompkit needs Python 3.11 or newer, this is {this}: {advice}")
         return 1
     if not argv or argv[0] not in COMMANDS:
         print(__doc__.strip(), file=sys.stderr)

@@ -60,8 +60,8 @@ def main(args: list[str]) -> int:
     status = 0
     for pytest_args in commands(args, os.cpu_count() or 1):
         python = kit.PYTHON.relative_to(ROOT)
-        kit._say("running " + shlex.join([str(python), "-m", "pytest", *pytest_args]))
-        result = kit._run([str(kit.PYTHON), "-m", "pytest", *pytest_args])
+        kit.say("running " + shlex.join([str(python), "-m", "pytest", *pytest_args]))
+        result = kit.run_command([str(kit.PYTHON), "-m", "pytest", *pytest_args])
         if result == PYTEST_INTERRUPTED or result < 0:  # Ctrl-C, or a signal
             return result
         status = status or result

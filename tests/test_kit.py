@@ -139,10 +139,11 @@ def test_pip_installs_the_exported_pins_then_the_kit_without_dependencies(extras
 
 @pytest.fixture
 def ran(monkeypatch):
-    """What kit.py would run instead of itself (``_replace_process``) or in a child (``_run``)."""
+    """What kit.py would run instead of itself (``_replace_process``) or in a child
+    (``run_command``)."""
     calls = []
     monkeypatch.setattr(kit, "_replace_process", lambda command, env=None: calls.append(command))
-    monkeypatch.setattr(kit, "_run", lambda command: calls.append(command) or 0)
+    monkeypatch.setattr(kit, "run_command", lambda command: calls.append(command) or 0)
     return calls
 
 
@@ -150,7 +151,8 @@ def ran(monkeypatch):
 def suite_ran(monkeypatch):
     """The pytest runs tests/run.py would make, each answering the next status given."""
     calls, statuses = [], []
-    monkeypatch.setattr(run.kit, "_run", lambda c: calls.append(c) or (statuses or [0]).pop(0))
+    answer = lambda command: calls.append(command) or (statuses or [0]).pop(0)  # noqa: E731
+    monkeypatch.setattr(run.kit, "run_command", answer)
     return calls, statuses
 
 
@@ -218,7 +220,7 @@ def test_ctrl_c_reaches_the_child_and_kit_waits_for_it_to_stop(tmp_path):
     runner = (
         "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         f"sys.path.insert(0, {str(ROOT)!r}); import kit\n"
-        f"sys.exit(kit._run([sys.executable, '-c', {child!r}]))\n"
+        f"sys.exit(kit.run_command([sys.executable, '-c', {child!r}]))\n"
     )
     process = subprocess.Popen(
         [sys.executable, "-c", runner],

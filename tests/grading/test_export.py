@@ -324,7 +324,7 @@ def test_kit_runs_these_commands_in_the_course_package(monkeypatch, command):
     kit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(kit)
     ran = []
-    monkeypatch.setattr(kit, "_run", lambda argv: ran.append(argv) or 0)
+    monkeypatch.setattr(kit, "run_command", lambda argv: ran.append(argv) or 0)
     assert kit.COMMANDS[command](["--help"]) == 0
     assert ran == [[str(kit.PYTHON), "-m", "decompkit.course", command, "--help"]]
     with pytest.raises(SystemExit) as done:
