@@ -101,7 +101,7 @@ function paintPath(ctx, item, path, bitmaps) {
   }
 }
 
-function paint(ctx, scene, bitmaps) {
+export function paint(ctx, scene, bitmaps) {
   for (const item of scene) {
     ctx.save();
     if (item.clip) {
