@@ -310,29 +310,55 @@ function tailCut(n, r, oneMinusR, extra) {
   return fmin(extra, cut);
 }
 
+/** NumPy's sum of a float64 array: 0 plus the pairwise sum (numpy's pairwise_sum, blocks of 128
+ * summed in eight lanes). Its rounding differs from a running sum's by about the square root of
+ * the number of terms in ulps, which the exponent of a long sum of logs would carry into the
+ * result; summing the same way keeps the page to the package's digits. */
+function numpySum(values) {
+  return 0 + pairwise(values, 0, values.length);
+}
+
+function pairwise(a, lo, n) {
+  if (n < 8) {
+    let res = -0;
+    for (let i = 0; i < n; i++) res += a[lo + i];
+    return res;
+  }
+  if (n <= 128) {
+    const lanes = Array.from(a.subarray(lo, lo + 8));
+    let i = 8;
+    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) lanes[j] += a[lo + i + j];
+    let res = lanes[0] + lanes[1] + (lanes[2] + lanes[3]);
+    res += lanes[4] + lanes[5] + (lanes[6] + lanes[7]);
+    for (; i < n; i++) res += a[lo + i];
+    return res;
+  }
+  const half = Math.floor(n / 2) - (Math.floor(n / 2) % 8);
+  return pairwise(a, lo, half) + pairwise(a, lo + half, n - half);
+}
+
 /** [longsum._block_sum] for one point: ratios right of the mode, inverse ratios left of it. */
 function blockSum(n, p, q, r, keff, mode) {
-  let right = 0;
+  const right = new Float64Array(keff - mode); // running products of a_{k+1}/a_k, k >= mode
   let run = 1;
   for (let k = mode; k < keff; k++) {
     run *= (r * (n + k)) / (k + 1);
-    right += run;
+    right[k - mode] = run;
   }
-  let left = 0;
+  const factors = new Float64Array(mode); // a_k/a_{k+1} for k = mode - 1, ..., 0
+  const left = new Float64Array(mode);
   run = 1;
-  for (let k = mode - 1; k >= 0; k--) {
-    run *= (k + 1) / (r * (n + k));
-    left += run;
+  for (let i = 0; i < mode; i++) {
+    const k = mode - 1 - i;
+    factors[i] = (k + 1) / (r * (n + k));
+    run *= factors[i];
+    left[i] = run;
   }
   // log a_mode = n log p - log(a_0 / a_mode); a tiny product is redone as a sum of logs.
-  let logRatio = Math.log(Math.max(run, TINY));
-  if (run < TINY) {
-    logRatio = 0;
-    for (let k = mode - 1; k >= 0; k--) logRatio += Math.log((k + 1) / (r * (n + k)));
-  }
+  const logRatio = run < TINY ? numpySum(factors.map(Math.log)) : Math.log(Math.max(run, TINY));
   let logMode = n * Math.log(p) - logRatio;
   if (mode > 0 && n + mode > ANCHOR) logMode = logTerm(n, mode, p, q);
-  return Math.exp(logMode) * (1 + right + left);
+  return Math.exp(logMode) * (1 + numpySum(right) + numpySum(left));
 }
 
 /** [longsum._stirling_error] log(m!) - log(sqrt(2 pi m) (m/e)^m) for whole m >= 0. */
@@ -387,17 +413,15 @@ function walkSum(n, p, q, r, oneMinusR, keff, mode) {
     while (carry > 0 && (up ? k < keff : k > 0)) {
       // One segment as the package takes it: the running product, then times the carry.
       const size = up ? Math.min(SEGMENT, keff - k) : Math.min(SEGMENT, k);
+      const segment = new Float64Array(size);
       let product = 1;
-      let segment = 0;
-      let last = 0;
       for (let i = 0; i < size; i++) {
         const j = up ? k + i : k - 1 - i;
         product *= up ? (r * (n + j)) / (j + 1) : (j + 1) / (r * (n + j));
-        last = carry * product;
-        segment += last;
+        segment[i] = carry * product;
       }
-      total += segment;
-      carry = last;
+      total += numpySum(segment);
+      carry = segment[size - 1];
       k += up ? size : -size;
       walked += size;
       if (walked > MAX_TERMS) throw tooLong(n, p, r);
@@ -806,7 +830,8 @@ export function listSchedule(graph, durations, workers, priority = "critical", r
   const indegree = g.preds.map((ps) => ps.length);
   const ready = [];
   indegree.forEach((k, v) => k || heapPush(ready, [rank[v], v]));
-  const free = Array.from({ length: Math.min(m, Math.max(n, 1)) }, (_, w) => w); // a heap
+  // Workers beyond one per node would never be used; a sorted list is a valid heap.
+  const free = Array.from({ length: Math.min(m, Math.max(n, 1)) }, (_, w) => [w]);
   const running = []; // [finish, node, worker]
   const held = new Set();
   const start = new Array(n).fill(0);
@@ -823,7 +848,7 @@ export function listSchedule(graph, durations, workers, priority = "critical", r
         deferred.push(item); // its lock is taken; others may still start
         continue;
       }
-      const w = heapPop(free);
+      const [w] = heapPop(free);
       start[v] = now;
       finish[v] = now + d[v];
       worker[v] = w;
@@ -834,7 +859,7 @@ export function listSchedule(graph, durations, workers, priority = "critical", r
     now = running[0][0];
     while (running.length && running[0][0] === now) {
       const [, v, w] = heapPop(running);
-      heapPush(free, w);
+      heapPush(free, [w]);
       for (const key of heldBy[v]) held.delete(key);
       for (const s of g.succ[v]) if (!--indegree[s]) heapPush(ready, [rank[s], s]);
     }
