@@ -338,13 +338,24 @@ def plan_cases(rng) -> list[Case]:
         plans.append((graph, durations, resources, int(rng.integers(1, 5))))
     # Names a plain object would reorder (integer-like keys), given as [node, preds] pairs.
     plans.append(({"10": [], "2": ["10"], "1": ["10"], "x": ["1", "2"]}, None, None, 2))
+    # Edge cases first in the style guide's sense: empty, one node, all durations 0, a
+    # repeated predecessor, more workers than nodes.
+    zeros = {"b": ["a"], "c": ["a", "a"], "d": ["b", "c"]}
+    plans += [({}, {}, None, 1), ({"a": []}, {"a": 3}, None, 4)]
+    plans += [
+        (zeros, dict.fromkeys("abcd", 0), None, 2),
+        (zeros, dict.fromkeys("abcd", 1.5), None, 9),
+    ]
     cases = []
-    for graph, durations, resources, workers in plans:
+    for k, (graph, durations, resources, workers) in enumerate(plans):
         nodes = list(dict.fromkeys([*graph, *(u for ps in graph.values() for u in ps)]))
         if durations is None:
             durations = {v: 1 + i % 3 for i, v in enumerate(nodes)}
-        pairs = [[v, list(ps)] for v, ps in graph.items()]
-        d_pairs = [[v, x] for v, x in durations.items()]
+        # The page gets JSON objects; [node, preds] pairs keep integer-like names in order.
+        pairs, d_pairs = graph, durations
+        if k % 2 or any(v.isdigit() for v in nodes):
+            pairs = [[v, list(ps)] for v, ps in graph.items()]
+            d_pairs = [[v, x] for v, x in durations.items()]
         cases.append(
             Case("topologicalOrder", (pairs,), _py(dag.topological_order, graph), exact=True)
         )
