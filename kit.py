@@ -7,6 +7,7 @@
     python3 kit.py test     the whole test suite, as CI runs it (extra arguments go to pytest);
                             --fast: the unit tier, a couple of minutes (tests/run.py)
     python3 kit.py bench    the benchmarks in bench/ (extra arguments go to each script)
+    python3 kit.py page [--student ID] [--out DIR]  the explorers as a static page, no Python
     python3 kit.py release  regenerate notebooks/ from solutions/ with nbgrader (never
                             overwrites a notebook edited since the last release)
     python3 kit.py check NOTEBOOK...   run notebooks, report every check, exit 1 if any is off
@@ -401,6 +402,7 @@ COURSE_COMMANDS = ("release", "check", "collect", "grade", "key", "feedback", "e
 COMMANDS = {"lab": lab, "test": test, "bench": bench, "lock": lock}
 #: nbgrader itself, and the course commands (decompkit.course), in the kit's environment
 COMMANDS["nbgrader"] = lambda args: run_command([str(PYTHON), "-m", "nbgrader", *args])
+COMMANDS["page"] = lambda args: run_command([str(PYTHON), "-m", "decompkit.page", *args])
 for _name in COURSE_COMMANDS:
     COMMANDS[_name] = functools.partial(
         lambda name, args: run_command([str(PYTHON), "-m", "decompkit.course", name, *args]), _name

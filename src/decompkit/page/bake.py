@@ -1,0 +1,168 @@
+"""An explorer's figure baked for the static page: background, axes and the look of its moving
+artists, at each width and pixel ratio the page may show it at.
+
+The background is the explorer's own (:meth:`~decompkit.widgets.render.Renderer.background`):
+matplotlib draws the figure once without the artists the page moves. Those are recorded once by
+the explorers' :class:`~decompkit.widgets.recorder.SceneRecorder` as *templates*: their
+colour, width, dashes, caps, clip and marker shape, without their data. The page (``page.js``)
+computes the data in JavaScript, maps it to device pixels with each axes' transform written
+here, and paints the templates with the explorers' own painting code (``explorer.js``).
+Artists that never move but a full draw paints over the curves (the spines) are recorded
+whole, as *overlay*.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+from PIL import Image
+
+from ..widgets.controls import projector_fonts
+from ..widgets.recorder import SceneRecorder, Sprites
+from ..widgets.view import CSS_DPI
+
+__all__ = ["RATIOS", "bake", "controls_of", "squeeze_png"]
+
+#: Device pixel ratios baked: the page picks 2 on a screen of ratio 1.5 or more.
+RATIOS = (1, 2)
+
+
+def squeeze_png(png: bytes) -> bytes:
+    """The same picture as a smaller PNG (filtered rows, best zlib level): the explorers'
+    encoder favours speed, a page that is downloaded once favours size."""
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _portable(item: dict, keep_vertices: bool) -> dict:
+    """A recorded item as JSON: bytes as base64; a template's own data left out."""
+    out = {}
+    for key, value in item.items():
+        if isinstance(value, bytes):
+            if key == "at" or (key in ("xy", "c") and not keep_vertices):
+                continue
+            out[key] = _b64(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _template(recorder: SceneRecorder, artist) -> list[dict]:
+    """The look of ``artist``'s drawing calls, without their data.
+
+    A line with no data draws nothing: it is recorded at one point inside its axes, then its
+    data are put back.
+    """
+    saved = None
+    if hasattr(artist, "get_xydata") and len(artist.get_xydata()) == 0:
+        saved = artist.get_data()
+        x0, x1 = artist.axes.get_xlim()
+        y0, y1 = artist.axes.get_ylim()
+        artist.set_data([(x0 + x1) / 2], [(y0 + y1) / 2])
+    try:
+        items, _ = recorder.record([artist])
+    finally:
+        if saved is not None:
+            artist.set_data(*saved)
+    if not items:
+        raise ValueError(f"the artist {artist!r} draws nothing: no look to record")
+    return [_portable(item, keep_vertices=item["t"] == "m") for item in items]
+
+
+def _axes(ax, height: float) -> dict:
+    """Where ``ax`` is in device pixels (y down) and how data map onto it."""
+    x0, y0, x1, y1 = ax.bbox.extents
+    matrix = (ax.transLimits + ax.transAxes).get_matrix()
+    return {
+        "box": [x0, height - y1, x1, height - y0],
+        # display = matrix @ scaled data; the page applies the scale (log10) first
+        "m": [matrix[0, 0], matrix[0, 2], matrix[1, 1], matrix[1, 2]],
+        "xscale": ax.get_xscale(),
+        "yscale": ax.get_yscale(),
+        "xlim": list(ax.get_xlim()),
+        "ylim": list(ax.get_ylim()),
+    }
+
+
+def bake(explorer, *, axes: dict, moving: dict, overlay=(), widths, folder, name) -> dict:
+    """Backgrounds (PNG files in ``folder``), axes and templates of ``explorer``'s figure.
+
+    Parameters
+    ----------
+    explorer : decompkit.widgets.base.Explorer
+        The explorer, drawn at its start values.
+    axes : dict of str to matplotlib.axes.Axes
+        The axes the page draws in, by the name page.js uses.
+    moving : dict of str to matplotlib.artist.Artist
+        The artists the page computes and draws, by name, in drawing order.
+    overlay : sequence of matplotlib.artist.Artist
+        Artists that never move, painted after the moving ones (a full draw paints them over
+        the curves).
+    widths : sequence of int
+        Widths of the figure in CSS pixels to bake (the page takes the widest that fits).
+    folder : pathlib.Path
+        Where the backgrounds go (``<name>-<width>@<ratio>x.png``).
+    name : str
+        Stem of the background files.
+
+    Returns
+    -------
+    dict
+        ``{"layouts": [{"css": [w, h], "ratios": {r: {"background", "size", "axes",
+        "templates", "overlay"}}}]}``, ready for JSON.
+    """
+    figure = explorer.figure
+    css_height = figure.get_size_inches()[1] * CSS_DPI
+    explorer.renderer.move(*moving.values(), *overlay)
+    layouts = []
+    for width in widths:
+        ratios = {}
+        for ratio in RATIOS:
+            figure.set_size_inches(width / CSS_DPI, css_height / CSS_DPI)
+            figure.set_dpi(CSS_DPI * ratio)
+            with projector_fonts():
+                png = explorer.renderer.background()
+                agg = figure.canvas.get_renderer()
+                recorder = SceneRecorder(agg, Sprites())
+                templates = {key: _template(recorder, a) for key, a in moving.items()}
+                over, used = recorder.record(list(overlay))
+            if used:
+                raise ValueError(f"the overlay of {name} draws text, which the page cannot show")
+            file = f"{name}-{width}@{ratio}x.png"
+            (folder / file).write_bytes(squeeze_png(png))
+            ratios[str(ratio)] = {
+                "background": file,
+                "size": [agg.width, agg.height],
+                "axes": {key: _axes(ax, agg.height) for key, ax in axes.items()},
+                "templates": templates,
+                "overlay": [_portable(item, keep_vertices=True) for item in over],
+            }
+        layouts.append({"css": [width, round(css_height)], "ratios": ratios})
+    return {"layouts": layouts}
+
+
+def controls_of(explorer, names) -> list[dict]:
+    """The explorer's sliders as the page builds them: name, label, range, step, start, tooltip."""
+    out = []
+    for name in names:
+        control = explorer.controls[name]
+        whole = isinstance(control.value, int)
+        out.append(
+            {
+                "name": name,
+                "label": control.description,
+                "min": control.min,
+                "max": control.max,
+                "step": control.step,
+                "value": control.value,
+                "tooltip": control.tooltip or "",
+                "digits": 0 if whole else int(control.readout_format.strip(".f")),
+            }
+        )
+    return out

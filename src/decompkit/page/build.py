@@ -1,0 +1,211 @@
+"""The static lecture page: one folder, ``index.html`` and its backgrounds, that runs the
+explorers with no Python and no network, from a file or any static host.
+
+Each explorer is built with the kit's own code at the lecture's numbers (or a student's,
+drawn as the notebooks draw them: :func:`decompkit.exercises.params.params`) and baked by
+:func:`~decompkit.page.bake.bake`; the page's script computes what the controls move with the
+lecture's formulas in JavaScript (``lecture.js``) and paints it with the explorers' painting
+code (``explorer.js``). Chromium refuses module scripts from ``file://`` pages, so the three
+modules travel inside ``index.html`` and a few lines of it load them from ``blob:`` addresses.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import pathlib
+import re
+import shutil
+import textwrap
+
+from ..exercises.page import student_of
+from ..exercises.params import LECTURE, params
+from ..widgets.controls import _TABLE_CSS
+from ..widgets.horizon import HorizonExplorer
+from ..widgets.reliability import ReliabilityExplorer
+from .bake import bake, controls_of
+
+__all__ = ["BUDGET_BYTES", "build_page"]
+
+_HERE = pathlib.Path(__file__).parent
+_WIDGETS = _HERE.parent / "widgets"
+#: The page's modules in the order they are loaded (each imports only those before it).
+MODULES = {
+    "explorer.js": _WIDGETS / "explorer.js",
+    "lecture.js": _HERE / "lecture.js",
+    "page.js": _HERE / "page.js",
+}
+#: Size budget of the whole folder, in bytes (a course site or a USB stick: any host).
+BUDGET_BYTES = 2_000_000
+#: Widths in CSS pixels each figure is baked at: the notebook's, and one that fits a
+#: 1280 x 720 screen at 150 % zoom (853 CSS pixels wide).
+WIDTHS = (1104, 800)
+
+
+def _spines(*axes):
+    return [s for ax in axes for s in ax.spines.values() if s.get_visible()]
+
+
+def _reliability(numbers, folder) -> dict:
+    """The reliability explorer: curves against n and the (d, phi) plane."""
+    ex = ReliabilityExplorer(
+        p=numbers.p, n=numbers.n, d=numbers.d, phi=numbers.phi, kappa=numbers.k
+    )
+    left, plane = ex.figure.axes[:2]
+    # The gain p' - p = p(1-p)(d - phi) over its largest size p(1-p) is d - phi whatever p is:
+    # the shading is the same picture at every p in (0, 1), on a scale in units of p(1-p).
+    limit = ex.plane.get_clim()[1]
+    ex.colorbar.set_ticks([-limit, 0, limit], labels=["−p(1−p)", "0", "p(1−p)"])
+    ex.plane_title.set_text(ex._plane_title_format.rsplit(" (p =", 1)[0])
+    moving = {**ex.lines, "marker": ex.marker, "point": ex.point}
+    baked = bake(
+        ex,
+        axes={"left": left, "plane": plane},
+        moving=moving,
+        overlay=_spines(left, plane),
+        widths=WIDTHS,
+        folder=folder,
+        name="reliability",
+    )
+    return {
+        "name": "reliability",
+        "title": "Reliability: a check at each step boundary",
+        "alt": (
+            "Left: probability that all n steps are correct against n, for no check, one "
+            "retry behind a fallible check, retry until pass and a perfect check with kappa "
+            "attempts. Right: the (d, phi) plane, shaded by the gain of the check, with the "
+            "current check as a white dot."
+        ),
+        "controls": controls_of(ex, ("p", "n", "kappa", "d", "phi")),
+        "columns": [["p", "n", "kappa"], ["d", "phi"]],
+        "readout": "aside",
+        "n_max": int(ex.steps[-1]),
+        **baked,
+    }
+
+
+def _horizon(numbers, folder) -> dict:
+    """The horizon explorer: success against n and q, and the grounded survival."""
+    ex = HorizonExplorer(p=numbers.p, q=numbers.q, n=numbers.n, budget_factor=numbers.budget_factor)
+    by_n, by_q, grounded = ex.figure.axes[:3]
+    ex.sweep_title.set_text(textwrap.fill("At the current n, success hinges on the audit", 40))
+    # No simulation on the page: the legend names the curves only.
+    ex.figure.legends[0].remove()
+    handles = [*ex.reference_lines, ex.success_line]
+    labels = [f"q = {ref:g}" for ref in ex.reference_qs] + ["current q"]
+    ex.figure.legend(handles, labels, loc="outside lower center", ncols=len(handles))
+    k = len(ex.reference_qs)
+    moving = {}
+    for i in range(k):
+        moving[f"ref{i}"] = ex.reference_lines[i]
+        moving[f"g{i}"] = ex.survival_lines[i]
+        moving[f"half{i}"] = ex.half_life_points[i]
+    moving.update(
+        success=ex.success_line,
+        n_marker=ex.n_marker,
+        sweep=ex.sweep_line,
+        q_marker=ex.q_marker,
+        grounded=ex.grounded_line,
+        half=ex.half_life_points[k],
+        budget_marker=ex.budget_marker,
+    )
+    baked = bake(
+        ex,
+        axes={"by_n": by_n, "by_q": by_q, "grounded": grounded},
+        moving=moving,
+        overlay=_spines(by_n, by_q, grounded),
+        widths=WIDTHS,
+        folder=folder,
+        name="horizon",
+    )
+    return {
+        "name": "horizon",
+        "title": "Long horizons: the audited chain",
+        "alt": (
+            "Left: probability of finishing all n subtasks within the budget against n, for "
+            "reference audit levels and the current q. Middle: the same at the current n "
+            "against q. Right: probability that the run is still uncorrupted after t rounds, "
+            "with the budget marked."
+        ),
+        "controls": controls_of(ex, ("p", "q", "n", "budget_factor")),
+        "columns": [["p", "q"], ["n", "budget_factor"]],
+        "readout": "below",
+        "n_max": int(ex.ns[-1]),
+        "t_max": int(ex.rounds[-1]),
+        "reference_qs": [float(q) for q in ex.reference_qs],
+        "sweep_qs": [float(q) for q in ex.sweep_line.get_xdata()],
+        **baked,
+    }
+
+
+#: The explorers on the page, in order, with the notebook whose numbers each starts at.
+EXPLORERS = ((_reliability, "chain"), (_horizon, "horizon"))
+
+
+def _inline_json(value) -> str:
+    """JSON that can sit inside a <script> element."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+
+
+def _module(name: str, path: pathlib.Path) -> str:
+    source = path.read_text(encoding="utf-8")
+    if re.search(r"</script", source, re.IGNORECASE):
+        raise ValueError(f"the module {name} holds '</script', which would end its element")
+    return f'<script type="text/x-module" data-name="{name}">\n{source}</script>'
+
+
+def build_page(folder, student=None) -> pathlib.Path:
+    """Write the lecture page into ``folder`` (made or emptied of the page's files).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The folder to write; ``index.html`` and ``assets/`` in it are replaced.
+    student : str or None
+        A student's id: the explorers start at that student's numbers, drawn as the notebooks
+        draw them (an id in the environment, a grader's or a hub's, comes first). None: the
+        lecture's numbers.
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``index.html``.
+
+    Raises
+    ------
+    ValueError
+        If ``student`` is not a valid id (see :func:`decompkit.exercises.params.params`).
+    """
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    assets = folder / "assets"
+    if assets.exists():
+        shutil.rmtree(assets)
+    assets.mkdir()
+    # The notebooks' own rule: an id in the environment (a grader's, a hub's) comes first.
+    numbers = [
+        params(notebook, LECTURE if student is None else student) for _, notebook in EXPLORERS
+    ]
+    owners = {student_of(n) for n in numbers}
+    explorers = [make(n, assets) for (make, _), n in zip(EXPLORERS, numbers, strict=True)]
+    for spec in explorers:  # the backgrounds' paths from index.html
+        for layout in spec["layouts"]:
+            for ratio in layout["ratios"].values():
+                ratio["background"] = f"assets/{ratio['background']}"
+    (owner,) = owners
+    whose = (
+        "the lecture's numbers" if owner in (None, LECTURE) else f"the numbers of student {owner}"
+    )
+    data = {"whose": whose, "explorers": explorers}
+    template = (_HERE / "index.html").read_text(encoding="utf-8")
+    page = (
+        template.replace("<!--WHOSE-->", html.escape(whose))
+        .replace("/*TABLE_CSS*/", re.sub(r"</?style>", "", _TABLE_CSS))
+        .replace("/*PAGE_CSS*/", (_HERE / "page.css").read_text(encoding="utf-8"))
+        .replace("/*EXPLORER_CSS*/", (_WIDGETS / "explorer.css").read_text(encoding="utf-8"))
+        .replace("<!--DATA-->", _inline_json(data))
+        .replace("<!--MODULES-->", "\n".join(_module(n, p) for n, p in MODULES.items()))
+    )
+    index = folder / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

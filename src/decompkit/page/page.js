@@ -1,0 +1,360 @@
+// The static lecture page: the explorers without a kernel.
+//
+// Each explorer's figure comes baked from the kit (build.py): a background per width and pixel
+// ratio, each axes' transform, and the look of every artist the controls move (a template:
+// colour, width, dashes, clip, marker shape). Here the controls' numbers go through the
+// lecture's formulas (lecture.js), the results are mapped to device pixels and painted over
+// the background with the notebook explorers' own painting code (explorer.js), and the
+// readouts are written as HTML text, as the notebook explorers write them.
+//
+// For tests and for the curious, window.lecturePage.explorers[name] holds each explorer's
+// setting, the numbers it drew (.values) and how many pictures it painted (.painted).
+
+import { paint } from "./explorer.js";
+import * as L from "./lecture.js";
+
+const DATA = JSON.parse(document.getElementById("page-data").textContent);
+
+// -- numbers as the package prints them -------------------------------------------------------
+
+/** Python's f"{x:.{digits}f}": the nearest decimal, an exact tie to the even last digit. */
+export function fixed(x, digits) {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  const text = x.toFixed(digits); // the nearest, a tie away from zero
+  const exact = Math.abs(x).toFixed(Math.min(100, digits + 30)); // a double's own digits
+  const dot = exact.indexOf(".");
+  if (!/^50*$/.test(exact.slice(dot + 1 + digits))) return text;
+  const cut = exact.slice(0, digits ? dot + 1 + digits : dot); // the tie rounded down
+  return Number(cut[cut.length - 1]) % 2 === 0 ? (x < 0 ? "-" : "") + cut : text;
+}
+
+/** Python's f"{x:g}" for the page's slider values (plain decimals of a few digits). */
+const g = (x) => String(Number(x.toPrecision(6)));
+/** The explorers' _fmt: "inf", else fixed digits. */
+const fmt = (x, digits = 4) => (x === Infinity ? "inf" : fixed(x, digits));
+const escape = (s) =>
+  String(s).replace(/[&<>"']/g, (c) => `&${{ "&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "#x27" }[c]};`);
+
+/** A readout table, as controls.rows_html writes it. */
+function rowsHtml(rows, header) {
+  const cells = (row, tag) => row.map((c) => `<${tag}>${escape(c)}</${tag}>`).join("");
+  const head = header ? `<tr>${cells(header, "th")}</tr>` : "";
+  const body = rows.map((row) => `<tr>${cells(row, "td")}</tr>`).join("");
+  return `<table class="decompkit-table">${head}${body}</table>`;
+}
+
+// -- a baked figure ---------------------------------------------------------------------------
+
+function bytes(text) {
+  const raw = atob(text);
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+/** A recorded item with its base64 fields as bytes (done once per item). */
+function decoded(item) {
+  if (!item._ready) {
+    for (const key of ["xy", "c"]) if (typeof item[key] === "string") item[key] = bytes(item[key]);
+    item._ready = true;
+  }
+  return item;
+}
+
+const whole = (v) => Math.floor(v + 0.5);
+/** Agg's snapping of an axis-parallel path: pixel centres for odd widths, corners for even. */
+const snap = (v, lw) => Math.floor(v + 0.5) + (whole(lw) % 2 ? 0.5 : 0);
+
+/** Device pixels (y down) of data (x, y) in an axes baked at canvas height `height`. */
+function mapper(ax, height) {
+  const [a, b, c, d] = ax.m;
+  const sx = ax.xscale === "log" ? Math.log10 : (v) => v;
+  const sy = ax.yscale === "log" ? Math.log10 : (v) => v;
+  return (x, y) => [a * sx(x) + b, height - (c * sy(y) + d)];
+}
+
+class Picture {
+  constructor(spec, holder) {
+    this.spec = spec;
+    this.holder = holder;
+    this.canvas = document.createElement("canvas");
+    this.canvas.setAttribute("role", "img");
+    this.canvas.setAttribute("aria-label", spec.alt);
+    holder.append(this.canvas);
+    this.ctx = this.canvas.getContext("2d");
+    this.images = new Map(); // background path -> Promise of a decoded image
+    this.parts = null;
+    this.token = 0;
+  }
+
+  /** The widest baked layout that fits the holder (the narrowest if none does), at the
+   * screen's pixel ratio. */
+  layout() {
+    const room = this.holder.clientWidth || window.innerWidth;
+    const layouts = [...this.spec.layouts].sort((x, y) => y.css[0] - x.css[0]);
+    const fits = layouts.find((l) => l.css[0] <= room) || layouts[layouts.length - 1];
+    const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
+    return { css: fits.css, ...fits.ratios[ratio] };
+  }
+
+  image(path) {
+    if (!this.images.has(path)) {
+      const img = new Image();
+      img.src = path;
+      this.images.set(path, img.decode().then(() => img));
+    }
+    return this.images.get(path);
+  }
+
+  /** Paint `parts`: [{key, axes, kind: "line" | "vline" | "points", x, y}] in drawing order. */
+  async draw(parts) {
+    this.parts = parts;
+    const mine = ++this.token;
+    const baked = this.layout();
+    const back = await this.image(baked.background);
+    if (mine !== this.token) return false; // a newer picture is on its way
+    const [width, height] = baked.size;
+    const canvas = this.canvas;
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    canvas.style.width = `${baked.css[0]}px`;
+    canvas.style.aspectRatio = `${baked.css[0]} / ${baked.css[1]}`;
+    const scene = [];
+    for (const part of parts) {
+      const ax = baked.axes[part.axes];
+      const at = mapper(ax, height);
+      for (const template of baked.templates[part.key]) {
+        const item = { ...decoded(template) };
+        if (part.kind === "vline") {
+          const [x] = at(part.x, ax.ylim[0]);
+          const [top, bottom] = [ax.box[1], ax.box[3]].map((v) => snap(v, item.lw || 0));
+          const px = snap(x, item.lw || 0);
+          item.xy = new Float32Array([px, bottom, px, top]);
+        } else if (item.t === "m") {
+          const points = [];
+          part.x.forEach((x, i) => {
+            if (!Number.isFinite(part.y[i])) return;
+            points.push(...at(x, part.y[i]).map(whole));
+          });
+          item.at = new Float32Array(points);
+        } else {
+          const xy = new Float32Array(2 * part.x.length);
+          part.x.forEach((x, i) => xy.set(at(x, part.y[i]), 2 * i));
+          item.xy = xy;
+        }
+        scene.push(item);
+      }
+    }
+    for (const item of baked.overlay) scene.push(decoded(item));
+    const ctx = this.ctx;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(back, 0, 0);
+    paint(ctx, scene, new Map());
+    return true;
+  }
+
+  redraw() {
+    if (this.parts) this.draw(this.parts);
+  }
+}
+
+// -- the explorers' numbers -------------------------------------------------------------------
+
+const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** The reliability explorer (widgets/reliability.py): its curves, marks and readout. */
+function reliability(spec, v) {
+  const { p, n, d, phi, kappa } = v;
+  const steps = range(0, spec.n_max);
+  const rates = {
+    bare: p,
+    one_retry: L.checkedStepFallible(p, d, phi),
+    until_pass: L.checkedStepLimit(p, d),
+    kappa: L.perfectCheckAttempts(p, kappa),
+  };
+  const curves = {};
+  for (const [key, rate] of Object.entries(rates)) curves[key] = steps.map((k) => L.chainSuccess(rate, k));
+  const parts = Object.keys(rates).map((key) => ({
+    key, axes: "left", kind: "line", x: steps, y: curves[key],
+  }));
+  parts.push({ key: "marker", axes: "left", kind: "vline", x: n });
+  parts.push({ key: "point", axes: "plane", kind: "points", x: [d], y: [phi] });
+  const helps = L.checkHelps(d, phi);
+  const verdict = helps ? "helps (d > φ)" : "does not help (d ≤ φ)";
+  const readout =
+    rowsHtml(
+      [
+        ["no check", fmt(p), fmt(curves.bare[n])],
+        ["one retry, fallible check", fmt(rates.one_retry), fmt(curves.one_retry[n])],
+        ["retry until pass", fmt(rates.until_pass), fmt(curves.until_pass[n])],
+        [`perfect check, κ = ${kappa}`, fmt(rates.kappa), fmt(curves.kappa[n])],
+      ],
+      ["", "per step", `chain of n = ${n}`]
+    ) +
+    `<p class="decompkit-note">The check ${escape(verdict)}. ` +
+    `Retry until pass: E[attempts] = ${fmt(L.expectedAttempts(p, d))}; ` +
+    `undetected floor (1-p)(1-d) = ${fmt(L.undetectedFloor(p, d))}; ` +
+    `half-life of the bare chain = ${fmt(L.halfLife(p))} steps.</p>`;
+  return { parts, readout, values: { rates, curves, helps } };
+}
+
+/** The reference table's text for one row, as markov.ReferenceTable.to_text writes it. */
+function tableText(row, gridMax) {
+  const ns = Object.keys(row.success).map(Number);
+  const header = ["q", ...ns.map((n) => `n=${n}`), "collapse n", "half-life"];
+  const cells = [
+    fixed(row.q, 2),
+    ...ns.map((n) => fixed(row.success[n], 3)),
+    row.collapseN === null ? `>${gridMax}` : String(row.collapseN),
+    row.halfLife === Infinity ? "inf" : fixed(row.halfLife, 1),
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, cells[i].length));
+  const line = (cs) => "| " + cs.map((c, i) => c.padEnd(widths[i])).join(" | ") + " |";
+  const rule = "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|";
+  return [line(header), rule, line(cells)].join("\n");
+}
+
+/** The horizon explorer (widgets/horizon.py), without its Monte Carlo button. */
+function horizon(spec, v) {
+  const { p, q, n, budget_factor: gamma } = v;
+  const budget = L.roundedBudget(gamma, n);
+  const ns = range(1, spec.n_max);
+  const rounds = range(0, spec.t_max);
+  const budgets = ns.map((k) => L.roundedBudget(gamma, k));
+  const successOf = (level) => ns.map((k, i) => L.successExact(k, p, level, budgets[i]));
+  const parts = [];
+  const levels = [...spec.reference_qs, q];
+  const survival = levels.map((level) => rounds.map((t) => L.groundedSurvival(t, p, level)));
+  const halves = levels.map((level) => L.groundedHalfLife(p, level));
+  spec.reference_qs.forEach((level, i) => {
+    parts.push({ key: `ref${i}`, axes: "by_n", kind: "line", x: ns, y: successOf(level) });
+  });
+  spec.reference_qs.forEach((_, i) => {
+    parts.push({ key: `g${i}`, axes: "grounded", kind: "line", x: rounds, y: survival[i] });
+  });
+  spec.reference_qs.forEach((_, i) => {
+    const shown = halves[i] <= spec.t_max;
+    parts.push({ key: `half${i}`, axes: "grounded", kind: "points", x: shown ? [halves[i]] : [], y: [0.5] });
+  });
+  const curve = successOf(q);
+  const sweep = spec.sweep_qs.map((level) => L.successExact(n, p, level, budget));
+  const k = spec.reference_qs.length;
+  const current = halves[k] <= spec.t_max;
+  parts.push(
+    { key: "success", axes: "by_n", kind: "line", x: ns, y: curve },
+    { key: "n_marker", axes: "by_n", kind: "vline", x: n },
+    { key: "sweep", axes: "by_q", kind: "line", x: spec.sweep_qs, y: sweep },
+    { key: "q_marker", axes: "by_q", kind: "vline", x: q },
+    { key: "grounded", axes: "grounded", kind: "line", x: rounds, y: survival[k] },
+    { key: "half", axes: "grounded", kind: "points", x: current ? [halves[k]] : [], y: [0.5] },
+    { key: "budget_marker", axes: "grounded", kind: "vline", x: budget }
+  );
+  const row = L.referenceRow(p, gamma, q);
+  const readout =
+    `<b>Reference-table row</b> for q = ${g(q)} (p = ${g(p)}, B = round(${g(gamma)} n)):` +
+    `<pre>${escape(tableText(row, 200))}</pre>` +
+    `<p>At n = ${n} with B = ${budget} rounds: P(success) = ${fmt(curve[n - 1], 3)}; ` +
+    `still grounded after B rounds: g_B = ${fmt(L.groundedSurvival(budget, p, q), 3)}; grounded ` +
+    `half-life ${fmt(halves[k], 1)} rounds; full verification ` +
+    `needs γ > 1/p = ${fmt(L.minBudgetFactor(p), 3)}.</p>`;
+  return { parts, readout, values: { success_by_n: curve, sweep, grounded: survival[k], budget, row } };
+}
+
+const COMPUTE = { reliability, horizon };
+
+// -- the page ---------------------------------------------------------------------------------
+
+/** A slider's value at step `index`, as explorer.js steps the notebook's sliders. */
+const valueAt = (c, index) => Number((c.min + index * c.step).toFixed(10));
+
+function slider(spec, c, onInput) {
+  const id = `${spec.name}-${c.name}`;
+  const box = document.createElement("div");
+  box.className = "control";
+  box.title = c.tooltip;
+  const steps = Math.round((c.max - c.min) / c.step);
+  box.innerHTML =
+    `<label for="${id}">${escape(c.label)}</label>` +
+    `<input type="range" id="${id}" name="${c.name}" min="0" max="${steps}" step="1">` +
+    `<output for="${id}"></output>`;
+  const input = box.querySelector("input");
+  const output = box.querySelector("output");
+  input.value = String(Math.round((c.value - c.min) / c.step));
+  const show = () => {
+    const text = fixed(valueAt(c, Number(input.value)), c.digits);
+    output.textContent = text;
+    input.setAttribute("aria-valuetext", `${c.label} ${text}`);
+  };
+  input.addEventListener("input", () => (show(), onInput()));
+  show();
+  return { box, input, value: () => valueAt(c, Number(input.value)) };
+}
+
+function explorer(spec, main) {
+  const section = document.createElement("section");
+  section.className = spec.readout === "below" ? "explorer below" : "explorer";
+  section.id = spec.name;
+  section.setAttribute("aria-labelledby", `${spec.name}-title`);
+  section.innerHTML =
+    `<h2 id="${spec.name}-title">${escape(spec.title)}</h2>` +
+    `<div class="top"><div class="controls"></div>` +
+    `<div class="readout" aria-live="polite"></div></div>` +
+    `<div class="figure"></div><div class="status" role="status"></div>`;
+  main.append(section);
+  const state = { setting: {}, values: null, painted: 0 };
+  let pending = false;
+  const update = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(async () => {
+      pending = false;
+      const setting = Object.fromEntries(Object.entries(sliders).map(([k, s]) => [k, s.value()]));
+      let result;
+      try {
+        result = COMPUTE[spec.name](spec, setting);
+      } catch (error) {
+        section.querySelector(".status").textContent = `Not computed: ${error.message}`;
+        return;
+      }
+      section.querySelector(".status").textContent = "";
+      section.querySelector(".readout").innerHTML = result.readout;
+      Object.assign(state, { setting, values: result.values });
+      if (await picture.draw(result.parts)) {
+        state.painted += 1;
+        section.dataset.painted = String(state.painted);
+      }
+    });
+  };
+  const sliders = {};
+  const columns = section.querySelector(".controls");
+  for (const names of spec.columns) {
+    const column = document.createElement("div");
+    column.className = "column";
+    for (const name of names) {
+      const c = spec.controls.find((x) => x.name === name);
+      sliders[name] = slider(spec, c, update);
+      column.append(sliders[name].box);
+    }
+    columns.append(column);
+  }
+  const picture = new Picture(spec, section.querySelector(".figure"));
+  update();
+  return { state, picture };
+}
+
+const main = document.querySelector("main");
+const explorers = {};
+for (const spec of DATA.explorers) explorers[spec.name] = explorer(spec, main);
+// A new width or pixel ratio (a zoom) may call for another baked layout.
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => Object.values(explorers).forEach((e) => e.picture.redraw()), 100);
+});
+window.lecturePage = {
+  whose: DATA.whose,
+  explorers: Object.fromEntries(Object.entries(explorers).map(([k, e]) => [k, e.state])),
+};
+document.body.dataset.ready = "1";

@@ -1,0 +1,145 @@
+"""The static lecture page's builder: the folder it writes, its size, its data and its modules.
+
+The page itself runs in tests/browser/test_lecture_page.py; here the folder is checked without a
+browser: every file it names is there and nothing outside it is fetched, the whole fits the size
+budget, the data are valid JSON whose backgrounds match their stated sizes, and a student's id
+gives that student's start values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+
+import pytest
+
+from decompkit.exercises.params import params
+from decompkit.page import BUDGET_BYTES, build_page
+from decompkit.page.__main__ import main
+from decompkit.page.build import MODULES
+
+STUDENT = "s1234"
+
+
+def page_data(index):
+    text = index.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="page-data">(.*?)</script>', text, re.S)
+    assert found, "index.html holds no page data"
+    return json.loads(found.group(1))
+
+
+def png_size(path):
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    return list(struct.unpack(">II", head[16:24]))
+
+
+@pytest.fixture(scope="module")
+def lecture(tmp_path_factory):
+    return build_page(tmp_path_factory.mktemp("page") / "lecture")
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    return build_page(tmp_path_factory.mktemp("page") / "student", student=STUDENT)
+
+
+def test_the_folder_holds_index_and_its_backgrounds(lecture):
+    folder = lecture.parent
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    named = {
+        ratio["background"]
+        for spec in page_data(lecture)["explorers"]
+        for layout in spec["layouts"]
+        for ratio in layout["ratios"].values()
+    }
+    assert files == {"index.html"} | named  # nothing missing, nothing left over
+
+
+def test_the_page_fits_its_size_budget(lecture):
+    size = sum(p.stat().st_size for p in lecture.parent.rglob("*") if p.is_file())
+    assert size < BUDGET_BYTES, f"the page takes {size} bytes, over {BUDGET_BYTES}"
+
+
+def test_nothing_is_fetched_from_outside_the_folder(lecture):
+    for path in lecture.parent.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"http://" not in data and b"https://" not in data, path.name
+    text = lecture.read_text(encoding="utf-8")
+    # Every address the page loads is a file of its own folder (or a blob: made in the page).
+    for address in re.findall(r'(?:src|href)="([^"#]+)"', text):
+        assert not re.match(r"[a-z]+:|//|/", address), address
+
+
+def test_the_modules_travel_inside_the_page(lecture):
+    text = lecture.read_text(encoding="utf-8")
+    names = re.findall(r'<script type="text/x-module" data-name="([^"]+)">', text)
+    assert names == list(MODULES)  # each after the modules it imports
+    for name, path in MODULES.items():
+        assert path.read_text(encoding="utf-8") in text, f"{name} is not inlined whole"
+    assert "export function paint(" in MODULES["explorer.js"].read_text(encoding="utf-8")
+
+
+def test_the_data_match_the_backgrounds(lecture):
+    data = page_data(lecture)
+    assert data["whose"] == "the lecture's numbers"
+    assert [spec["name"] for spec in data["explorers"]] == ["reliability", "horizon"]
+    for spec in data["explorers"]:
+        names = {c["name"] for c in spec["controls"]}
+        assert names == {n for column in spec["columns"] for n in column}
+        for layout in spec["layouts"]:
+            assert set(layout["ratios"]) == {"1", "2"}
+            for ratio, baked in layout["ratios"].items():
+                width, height = png_size(lecture.parent / baked["background"])
+                assert [width, height] == baked["size"]
+                assert abs(width - int(ratio) * layout["css"][0]) <= 1
+                assert abs(height - int(ratio) * layout["css"][1]) <= 1
+                for box in (ax["box"] for ax in baked["axes"].values()):
+                    assert 0 <= box[0] < box[2] <= width and 0 <= box[1] < box[3] <= height
+                assert all(baked["templates"].values()), "a moving artist without a look"
+
+
+def test_the_lecture_numbers_start_the_explorers(lecture):
+    chain, horizon = params("chain", "lecture"), params("horizon", "lecture")
+    start = {
+        s["name"]: {c["name"]: c["value"] for c in s["controls"]}
+        for s in page_data(lecture)["explorers"]
+    }
+    assert start["reliability"] == {
+        "p": chain.p,
+        "n": chain.n,
+        "d": chain.d,
+        "phi": chain.phi,
+        "kappa": chain.k,
+    }
+    assert start["horizon"] == {
+        "p": horizon.p,
+        "q": horizon.q,
+        "n": horizon.n,
+        "budget_factor": horizon.budget_factor,
+    }
+
+
+@pytest.mark.slow  # a second build, seconds of figures
+def test_a_student_id_gives_that_students_numbers(student):
+    data = page_data(student)
+    assert data["whose"] == f"the numbers of student {STUDENT}"
+    chain = params("chain", STUDENT)
+    assert chain != params("chain", "lecture")  # else the test could not fail
+    start = {c["name"]: c["value"] for c in data["explorers"][0]["controls"]}
+    assert (start["p"], start["n"], start["d"], start["phi"]) == (
+        chain.p,
+        chain.n,
+        chain.d,
+        chain.phi,
+    )
+    assert STUDENT in student.read_text(encoding="utf-8")
+
+
+def test_a_malformed_id_is_refused(tmp_path, capsys):
+    with pytest.raises(ValueError, match="student"):
+        build_page(tmp_path / "bad", student="!!")
+    assert main(["--out", str(tmp_path / "bad"), "--student", "!!"]) == 1
+    assert "student" in capsys.readouterr().err
