@@ -4,6 +4,7 @@ docs/lecture-page.md). Its builder imports the explorers (``widgets``), the note
 (``exercises``) and through them the figures and the maths; nothing in the package imports it.
 """
 
-from .build import BUDGET_BYTES, build_page
+from . import build
+from .build import *  # noqa: F403
 
-__all__ = ["BUDGET_BYTES", "build_page"]
+__all__ = [*build.__all__]

@@ -20,7 +20,7 @@ import textwrap
 
 from ..exercises.page import student_of
 from ..exercises.params import LECTURE, params
-from ..widgets.controls import _TABLE_CSS
+from ..widgets.controls import rows_html
 from ..widgets.horizon import HorizonExplorer
 from ..widgets.reliability import ReliabilityExplorer
 from .bake import bake, controls_of
@@ -142,6 +142,11 @@ def _horizon(numbers, folder) -> dict:
 EXPLORERS = ((_reliability, "chain"), (_horizon, "horizon"))
 
 
+def _table_css() -> str:
+    """The style of the explorers' readout tables, which an empty table carries with it."""
+    return re.search(r"<style>(.*?)</style>", rows_html([]), re.S).group(1)
+
+
 def _inline_json(value) -> str:
     """JSON that can sit inside a <script> element."""
     return json.dumps(value, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
@@ -200,7 +205,7 @@ def build_page(folder, student=None) -> pathlib.Path:
     template = (_HERE / "index.html").read_text(encoding="utf-8")
     page = (
         template.replace("<!--WHOSE-->", html.escape(whose))
-        .replace("/*TABLE_CSS*/", re.sub(r"</?style>", "", _TABLE_CSS))
+        .replace("/*TABLE_CSS*/", _table_css())
         .replace("/*PAGE_CSS*/", (_HERE / "page.css").read_text(encoding="utf-8"))
         .replace("/*EXPLORER_CSS*/", (_WIDGETS / "explorer.css").read_text(encoding="utf-8"))
         .replace("<!--DATA-->", _inline_json(data))
