@@ -259,8 +259,13 @@ class Explorer:
         if tuple(self.figure.get_size_inches()) != size or self.figure.dpi != CSS_DPI * ratio:
             self.figure.set_size_inches(size)
             self.figure.set_dpi(CSS_DPI * ratio)
+            self._resized(width, height)
             self._laid_out = False
             self.update()
+
+    def _resized(self, width, height):
+        """Hook run when the figure takes a new size in CSS pixels, before it is laid out
+        again (default: nothing; an explorer may shorten its texts where it is narrow)."""
 
     @contextmanager
     def _hold(self):

@@ -26,6 +26,7 @@ from ..plots.style import GREY, PALETTE
 from ..validate import count, probability
 from .base import Explorer, serialised
 from .controls import error_html, float_slider, int_slider, projector_fonts
+from .view import CSS_DPI
 
 __all__ = ["HorizonExplorer", "horizon_explorer"]
 
@@ -34,8 +35,30 @@ def _fmt(x, digits=3) -> str:
     return "inf" if np.isinf(x) else f"{x:.{digits}f}"
 
 
+#: Below this figure width (CSS pixels: a projector at 150 % zoom) the panels' titles and
+#: y labels take their short forms, which fit a panel a third of 640-1000 pixels wide.
+NARROW = 1000
+#: Titles (by_n, sweep, grounded) and y labels (by_n, sweep) where the figure is narrow; the
+#: sweep's title is a format of n and the budget B, on two lines at every n.
+_NARROW_TITLES = (
+    "Only a strong audit keeps\nlong horizons from collapsing",
+    "At n = {n} success hinges\non the audit (B = {budget})",
+    "Corruption comes,\nunless q = 1",
+)
+_NARROW_YLABELS = (
+    "P(all n done\nwithin B rounds)",
+    "P(all n done\nwithin B rounds)",
+    "P(still grounded)\n= $(1-\\lambda)^t$",
+)
+#: X labels (by_n, sweep) where the figure is narrow: the plot functions' run into each other.
+_NARROW_XLABELS = ("horizon n, B = round(γ n)", "audit detection q")
+
+
 class HorizonExplorer(Explorer):
     """Sliders p, q, n and budget factor over the audited chain; see :func:`horizon_explorer`."""
+
+    #: At 150 % zoom the figure takes the room under the controls, down to this height.
+    MIN_HEIGHT = 250
 
     def __init__(
         self,
@@ -115,15 +138,17 @@ class HorizonExplorer(Explorer):
         with projector_fonts():
             self._draw()
         c = self.controls
+        controls = self._row(
+            [
+                widgets.VBox([c["p"], c["q"]]),
+                widgets.VBox([c["n"], c["budget_factor"]]),
+                widgets.VBox([c["monte_carlo"], self.progress]),
+            ]
+        )
+        controls.add_class("decompkit-compact")  # narrower sliders at 150 % zoom: two rows
         self.widget = self._box(
             [
-                self._row(
-                    [
-                        widgets.VBox([c["p"], c["q"]]),
-                        widgets.VBox([c["n"], c["budget_factor"]]),
-                        widgets.VBox([c["monte_carlo"], self.progress]),
-                    ]
-                ),
+                controls,
                 self.view,
                 self.mc_label,
                 self.readout,
@@ -198,9 +223,17 @@ class HorizonExplorer(Explorer):
         labels = [f"q = {ref:g}" for ref in self.reference_qs] + ["current q", "Monte Carlo"]
         self.figure.legend(handles, labels, loc="outside lower center", ncols=len(handles))
 
-        for ax in (by_n, by_q, grounded):
-            ax.set_title(textwrap.fill(ax.get_title(), 40), fontsize=10)
+        self.panels = (by_n, by_q, grounded)
+        # Titles and y labels as the plot functions write them (wrapped) and short.
+        self._wide_texts = (
+            [textwrap.fill(ax.get_title(), 40) for ax in self.panels[::2]],
+            [ax.get_ylabel() for ax in self.panels],
+            [ax.get_xlabel() for ax in self.panels[:2]],
+        )
+        for ax in self.panels:
+            ax.set_title(ax.get_title(), fontsize=10)
         self.sweep_title = by_q.title
+        self._resized(self.figure.get_figwidth() * CSS_DPI, None)
         self._drawn_for = None  # (p, gamma) of the reference curves
         self._set_scene(
             *self.reference_lines,  # they move with p and the budget factor only
@@ -217,6 +250,22 @@ class HorizonExplorer(Explorer):
             self.half_life_points[k],
             self.budget_marker,
             *self._spines(by_n, by_q, grounded),
+        )
+
+    def _resized(self, width, height):
+        """Short titles and y labels where the figure is narrow, the plot functions' own
+        where it is wide."""
+        narrow = width < NARROW
+        titles, ylabels, xlabels = self._wide_texts
+        by_n, _, grounded = self.panels
+        by_n.set_title(_NARROW_TITLES[0] if narrow else titles[0], fontsize=10)
+        grounded.set_title(_NARROW_TITLES[2] if narrow else titles[1], fontsize=10)
+        for ax, wide, short in zip(self.panels, ylabels, _NARROW_YLABELS, strict=True):
+            ax.set_ylabel(short if narrow else wide)
+        for ax, wide, short in zip(self.panels, xlabels, _NARROW_XLABELS, strict=False):
+            ax.set_xlabel(short if narrow else wide)
+        self._sweep_format = (
+            _NARROW_TITLES[1] if narrow else "At n = {n} success hinges on the audit (B = {budget})"
         )
 
     def _setting(self):
@@ -236,7 +285,7 @@ class HorizonExplorer(Explorer):
         sweep = markov.success_exact(n, p, self.sweep_line.get_xdata(), budget)
         self.sweep_line.set_ydata(sweep)
         self.q_marker.set_xdata([q, q])
-        self.sweep_title.set_text(f"At n = {n} success hinges on the audit (B = {budget})")
+        self.sweep_title.set_text(self._sweep_format.format(n=n, budget=budget))
         t = self.rounds
         for line, point, line_q in zip(
             self.survival_lines,

@@ -1,0 +1,117 @@
+"""The explorers' figures are legible at the sizes a projector gives them: no two texts that
+a full draw paints overlap, and none leaves the figure.
+
+Text extents, not pixels. Sizes in CSS pixels, ``(width, room)``: the room is the height the
+page leaves under the controls (0: none reported, the figure keeps its own height). At 150 %
+zoom on a 1280 x 720 projector JupyterLab gives an explorer 673 x ~287 and Notebook 7
+751 x ~306 (tests/browser/test_explorers_browser.py measures them); 640 is the narrowest
+width drawn, 1104 the width at 100 %.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from matplotlib.text import Annotation, Text
+
+from decompkit import examples, scheduler, widgets
+
+pytestmark = pytest.mark.slow  # one explorer and a few full draws per case
+
+SIZES = [(640, 1), (673, 287), (751, 306), (1104, 0)]
+
+
+def drawn_text_boxes(explorer) -> list:
+    """``(text, box)`` of every non-empty text a full draw of the explorer's figure paints
+    (tick labels outside the view are not drawn, so they are not listed)."""
+    drawn = []
+    original = Text.draw
+
+    def record(text, renderer):
+        original(text, renderer)
+        if text.get_visible() and text.get_text().strip() and not isinstance(text, Annotation):
+            patch = text.get_bbox_patch()
+            drawn.append((text.get_text().replace("\n", " "), (patch or text).get_window_extent()))
+
+    moving = explorer.renderer.moving
+    for artist in moving:  # the scene's artists: a plain draw leaves them out
+        artist.set_animated(False)
+    Text.draw = record
+    try:
+        explorer.figure.canvas.draw()
+    finally:
+        Text.draw = original
+        for artist in moving:
+            artist.set_animated(True)
+    return drawn
+
+
+def problems(explorer) -> list:
+    """Texts that leave the figure, and pairs of texts that overlap (by more than a pixel)."""
+    boxes = drawn_text_boxes(explorer)
+    bound = explorer.figure.bbox
+    found = [
+        ("leaves the figure", name)
+        for name, box in boxes
+        if box.x0 < bound.x0 - 1
+        or box.x1 > bound.x1 + 1
+        or box.y0 < bound.y0 - 1
+        or box.y1 > bound.y1 + 1
+    ]
+    for (a, one), (b, other) in itertools.combinations(boxes, 2):
+        wide = min(one.x1, other.x1) - max(one.x0, other.x0)
+        high = min(one.y1, other.y1) - max(one.y0, other.y0)
+        if wide > 1 and high > 1:
+            found.append(("overlap", a, b))
+    return found
+
+
+def _repaired():
+    a = examples.coding_task()
+    return scheduler.run_with_repair(
+        a.graph,
+        a.durations,
+        workers=2,
+        step=scheduler.scripted({"run_tests": ["fail"]}),
+        faulty={"run_tests": "write_code"},
+    )
+
+
+#: The explorers as the browser tests show them (bench/bench_browser.py).
+EXPLORERS = {
+    "horizon": lambda: widgets.horizon_explorer(trials=2000, seed=1),
+}
+
+
+def _shown(name, width, room):
+    explorer = EXPLORERS[name]()
+    explorer.view.screen = [width, 1.0, room]
+    return explorer
+
+
+@pytest.mark.parametrize("width, room", SIZES)
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_no_text_overlaps_or_leaves_the_figure(name, width, room):
+    explorer = _shown(name, width, room)
+    explorer.png()
+    assert problems(explorer) == [], (name, width, room)
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_the_figure_takes_the_room_under_the_controls_down_to_its_lowest_height(name):
+    explorer = _shown(name, 673, 287)
+    assert explorer.MIN_HEIGHT is not None and explorer.MIN_HEIGHT <= 287
+    assert explorer.view.css_height == 287
+    low = _shown(name, 673, 100)
+    assert low.view.css_height == explorer.MIN_HEIGHT
+
+
+def test_the_checker_finds_an_overlap():
+    """The check can fail: two titles written on top of each other are found."""
+    explorer = _shown("horizon", 673, 287)
+    left, middle, _ = explorer.panels
+    middle.set_title(left.get_title(), loc="left")
+    middle.title.set_position((-1.0, 1.0))
+    explorer.png()
+    assert any(kind == "overlap" for kind, *_ in problems(explorer))
