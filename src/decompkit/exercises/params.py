@@ -186,7 +186,11 @@ def params(notebook: str, student=None, *, assignment: str = ASSIGNMENT):
     return drawn
 
 
-@functools.lru_cache(maxsize=1024)  # every hidden test asks again; the objects are frozen
+#: Every hidden test asks again, and the objects are frozen. Room for every notebook of a class
+#: of several hundred: the grader (and the tests) go through students notebook by notebook, and
+#: a cache smaller than one pass over the class would drop each draw just before it is asked for
+#: again.
+@functools.lru_cache(maxsize=8192)
 def _draw(notebook: str, who: str, assignment: str):
     exercise = EXERCISES[notebook]
     rng = np.random.default_rng(_seed(assignment, notebook, who))
