@@ -1,0 +1,67 @@
+"""The browser benchmark's verdicts (bench/bench_browser.py): which changes a row is judged
+on, and its targets. No browser and no timing: rows are built by hand."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import bench_browser as bench  # noqa: E402
+
+
+def _row(mode, latencies, ready, explorer="horizon", **extra):
+    row = bench.Result("lab", mode, explorer, "q audit", "click", **extra)
+    row.latencies, row.ready = list(latencies), list(ready)
+    return row
+
+
+def test_without_pictures_ahead_only_changes_that_waited_for_the_kernel_count():
+    row = _row("kernel", [2, 3, 70, 80, 90], [True, True, False, False, False])
+    assert row.judged("latencies") == [70, 80, 90]
+    assert row.verdict == "FAIL"  # median 80 > 50: the pictures from the page do not hide it
+
+
+def test_with_pictures_ahead_every_change_counts():
+    row = _row("ahead", [2, 3, 70, 80, 90], [True, True, False, False, False])
+    assert row.judged("latencies") == [2, 3, 70, 80, 90]
+    assert row.verdict == "FAIL"  # median 70
+    assert _row("ahead", [2, 3, 4, 80, 90], [True] * 3 + [False] * 2).verdict == "pass"
+
+
+def test_a_row_with_no_change_through_the_kernel_is_not_judged():
+    assert _row("kernel", [2, 3], [True, True]).verdict == "n/a"
+
+
+def test_a_change_without_a_picture_fails_the_row():
+    assert _row("ahead", [10, 10], [False, False], missed=1).verdict == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("explorer", "median", "verdict"),
+    [
+        ("DAG", 79, "pass"),
+        ("DAG", 81, "FAIL"),
+        ("trace stepper", 50, "pass"),
+        ("reliability", 51, "FAIL"),
+    ],
+)
+def test_targets_per_explorer(explorer, median, verdict):
+    assert _row("kernel", [median], [False], explorer=explorer).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("fps", "values", "verdict"),
+    [(19.0, 40.0, "FAIL"), (20.0, 40.0, "pass"), (9.5, 10.0, "FAIL"), (10.0, 10.0, "pass")],
+)
+def test_a_drag_needs_20_pictures_a_second_or_one_per_value_passed(fps, values, verdict):
+    row = bench.Result("lab", "ahead", "DAG", "workers", "drag", fps=fps, values_per_s=values)
+    assert row.target == min(20, values)
+    assert row.verdict == verdict
+
+
+def test_helpers():
+    assert bench.p90([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) == 91.0
+    assert bench.on_step(0.537, 0.0, 0.01) == 0.54
