@@ -85,7 +85,7 @@ def test_the_modules_travel_inside_the_page(lecture):
 def test_the_data_match_the_backgrounds(lecture):
     data = page_data(lecture)
     assert data["whose"] == "the lecture's numbers"
-    assert [spec["name"] for spec in data["explorers"]] == ["reliability", "horizon"]
+    assert [spec["name"] for spec in data["explorers"]] == ["reliability", "horizon", "trace"]
     for spec in data["explorers"]:
         names = {c["name"] for c in spec["controls"]}
         assert names == {n for column in spec["columns"] for n in column}
@@ -96,9 +96,23 @@ def test_the_data_match_the_backgrounds(lecture):
                 assert [width, height] == baked["size"]
                 assert abs(width - int(ratio) * layout["css"][0]) <= 1
                 assert abs(height - int(ratio) * layout["css"][1]) <= 1
+                if "scenes" in baked:  # a stepper: every step's scene, recorded
+                    _check_steps(spec, baked, spec["sprites"][ratio])
+                    continue
                 for box in (ax["box"] for ax in baked["axes"].values()):
                     assert 0 <= box[0] < box[2] <= width and 0 <= box[1] < box[3] <= height
                 assert all(baked["templates"].values()), "a moving artist without a look"
+
+
+def _check_steps(spec, baked, sprites):
+    (slider,) = spec["controls"]
+    steps = slider["max"] - slider["min"] + 1
+    assert len(baked["scenes"]) == len(spec["steps"]) == steps > 1
+    used = {i for scene in baked["scenes"] for i in scene}
+    assert used == set(range(len(baked["items"])))  # each item stored once, and used
+    names = {item["id"] for item in baked["items"] if "id" in item}
+    assert names and names <= set(sprites)
+    assert len({json.dumps(s) for s in baked["scenes"]}) > steps // 2  # the steps differ
 
 
 def test_the_lecture_numbers_start_the_explorers(lecture):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import io
+import json
+import re
 
 from PIL import Image
 
@@ -22,7 +24,7 @@ from ..widgets.controls import projector_fonts
 from ..widgets.recorder import SceneRecorder, Sprites
 from ..widgets.view import CSS_DPI
 
-__all__ = ["RATIOS", "bake", "controls_of", "squeeze_png"]
+__all__ = ["RATIOS", "bake", "bake_stepper", "controls_of", "squeeze_png"]
 
 #: Device pixel ratios baked: the page picks 2 on a screen of ratio 1.5 or more.
 RATIOS = (1, 2)
@@ -38,6 +40,10 @@ def squeeze_png(png: bytes) -> bytes:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def _unstyled(html: str) -> str:
+    return re.sub(r"<style>.*?</style>", "", html, flags=re.S)
 
 
 def _portable(item: dict, keep_vertices: bool) -> dict:
@@ -166,3 +172,62 @@ def controls_of(explorer, names) -> list[dict]:
             }
         )
     return out
+
+
+def bake_stepper(explorer, *, widths, folder, name) -> dict:
+    """Every step of a stepper's slider as the notebook explorer draws it, at each width and
+    pixel ratio: its background (a file in ``folder``) and, per step, its scene.
+
+    A stepper's setting is one whole number from a short range (the events of a trace), so
+    the kit records each step's scene here (:meth:`Explorer.update` as in a notebook) and the
+    page only paints them. Items repeated between steps are stored once (``items``); a step is
+    the list of its items' indices; each bitmap (``sprites``, PNG in base64) is stored once
+    per pixel ratio (a text looks the same at every width).
+
+    Returns
+    -------
+    dict
+        ``{"layouts": [...], "sprites": {ratio: {id: png}}, "steps": [{"readout", "table"}]}``.
+    """
+    slider = explorer.controls["event"]
+    steps = range(slider.min, slider.max + 1)
+    texts = []
+    layouts = []
+    sprites = {str(ratio): {} for ratio in RATIOS}
+    for width in widths:
+        ratios = {}
+        for ratio in RATIOS:
+            explorer._on_screen({"new": [width, ratio, 0]})  # the notebook's own resize
+            items, index, scenes = [], {}, []
+            for k in steps:
+                slider.value = k
+                scene = []
+                for item in explorer.view.scene:
+                    portable = _portable(item, keep_vertices=True)
+                    if "at" in item:
+                        portable["at"] = _b64(item["at"])
+                    key = json.dumps(portable, sort_keys=True)
+                    if key not in index:
+                        index[key] = len(items)
+                        items.append(portable)
+                    scene.append(index[key])
+                scenes.append(scene)
+                for sid, png in explorer.view.sprites.items():
+                    if sid not in sprites[str(ratio)]:
+                        sprites[str(ratio)][sid] = _b64(squeeze_png(png))
+                if len(texts) < len(steps):  # the page carries the tables' style once
+                    texts.append(
+                        {k: _unstyled(getattr(explorer, k).value) for k in ("readout", "table")}
+                    )
+            file = f"{name}-{width}@{ratio}x.png"
+            (folder / file).write_bytes(squeeze_png(explorer.view.frame))
+            figure = explorer.figure
+            css = [round(v) for v in figure.get_size_inches() * CSS_DPI]
+            ratios[str(ratio)] = {
+                "background": file,
+                "size": [round(figure.bbox.width), round(figure.bbox.height)],
+                "items": items,
+                "scenes": scenes,
+            }
+        layouts.append({"css": css, "ratios": ratios})
+    return {"layouts": layouts, "sprites": sprites, "steps": texts}

@@ -18,14 +18,17 @@ import re
 import shutil
 import textwrap
 
+from .. import scheduler
+from ..exercises import trace as trace_exercise
 from ..exercises.page import student_of
 from ..exercises.params import LECTURE, params
 from ..widgets.controls import rows_html
 from ..widgets.horizon import HorizonExplorer
 from ..widgets.reliability import ReliabilityExplorer
-from .bake import bake, controls_of
+from ..widgets.trace import TraceStepper
+from .bake import bake, bake_stepper, controls_of
 
-__all__ = ["BUDGET_BYTES", "build_page"]
+__all__ = ["BUDGET_BYTES", "build_page", "trace_run"]
 
 _HERE = pathlib.Path(__file__).parent
 _WIDGETS = _HERE.parent / "widgets"
@@ -138,8 +141,57 @@ def _horizon(numbers, folder) -> dict:
     }
 
 
+def trace_run(numbers):
+    """The repaired run notebook 5 explores at its end, for its parameters ``numbers``: a check
+    that stays red for a while, unrolled by repair up to ``kappa_plan`` rounds."""
+    example = numbers.A
+    try:
+        return scheduler.run_with_repair(
+            example.graph,
+            example.durations,
+            workers=numbers.workers,
+            step=trace_exercise.failing_step(numbers.failing, runs=numbers.red_runs),
+            faulty={numbers.failing: numbers.faulty},
+            kappa_plan=numbers.kappa_plan,
+        )
+    except scheduler.RepairLimitError as error:  # the run as far as repair went
+        return error.result
+
+
+def _trace(numbers, folder) -> dict:
+    """The trace stepper over that run."""
+    run = trace_run(numbers)
+    ex = TraceStepper(run)
+    slider = ex.controls["event"]
+    baked = bake_stepper(ex, widths=WIDTHS, folder=folder, name="trace")
+    return {
+        "name": "trace",
+        "title": "Trace stepper: a run with repair, event by event",
+        "alt": (
+            "Left: the plan, each task's box filled with the colour of its state and naming "
+            "it. Right: the Gantt chart of the whole run, a black line at the time of the "
+            "current event."
+        ),
+        "controls": [
+            {
+                "name": "event",
+                "label": slider.description,
+                "min": slider.min,
+                "max": slider.max,
+                "step": 1,
+                "value": slider.min,
+                "tooltip": slider.tooltip or "",
+                "digits": 0,
+            }
+        ],
+        "columns": [["event"]],
+        "readout": "stepper",
+        **baked,
+    }
+
+
 #: The explorers on the page, in order, with the notebook whose numbers each starts at.
-EXPLORERS = ((_reliability, "chain"), (_horizon, "horizon"))
+EXPLORERS = ((_reliability, "chain"), (_horizon, "horizon"), (_trace, "trace"))
 
 
 def _table_css() -> str:

@@ -55,7 +55,9 @@ function bytes(text) {
 /** A recorded item with its base64 fields as bytes (done once per item). */
 function decoded(item) {
   if (!item._ready) {
-    for (const key of ["xy", "c"]) if (typeof item[key] === "string") item[key] = bytes(item[key]);
+    for (const key of ["xy", "c", "at"]) {
+      if (typeof item[key] === "string") item[key] = bytes(item[key]);
+    }
     item._ready = true;
   }
   return item;
@@ -113,14 +115,8 @@ class Picture {
     const baked = this.layout();
     const back = await this.image(baked.background);
     if (mine !== this.token) return false; // a newer picture is on its way
-    const [width, height] = baked.size;
-    const canvas = this.canvas;
-    if (canvas.width !== width || canvas.height !== height) {
-      canvas.width = width;
-      canvas.height = height;
-    }
-    canvas.style.width = `${baked.css[0]}px`;
-    canvas.style.aspectRatio = `${baked.css[0]} / ${baked.css[1]}`;
+    const height = baked.size[1];
+    this.fit(baked);
     const scene = [];
     for (const part of parts) {
       const ax = baked.axes[part.axes];
@@ -155,8 +151,50 @@ class Picture {
     return true;
   }
 
+  /** Paint step `k` of a stepper: the scene the kit recorded for it, bitmaps and all. */
+  async drawStep(k) {
+    this.parts = k;
+    const mine = ++this.token;
+    const baked = this.layout();
+    const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
+    const scene = baked.scenes[k].map((i) => decoded(baked.items[i]));
+    const ids = [...new Set(scene.flatMap((item) => [item.id, item.hatch].filter(Boolean)))];
+    const [back, ...done] = await Promise.all([
+      this.image(baked.background),
+      ...ids.map((id) => this.bitmap(ratio, id)),
+    ]);
+    if (mine !== this.token) return false;
+    this.fit(baked);
+    this.ctx.setTransform(1, 0, 0, 1, 0, 0);
+    this.ctx.drawImage(back, 0, 0);
+    paint(this.ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
+    return true;
+  }
+
+  bitmap(ratio, id) {
+    const key = `${ratio}:${id}`;
+    if (!this.images.has(key)) {
+      const png = new Blob([bytes(this.spec.sprites[ratio][id])], { type: "image/png" });
+      this.images.set(key, createImageBitmap(png));
+    }
+    return this.images.get(key);
+  }
+
+  /** The canvas at the baked layout's pixel size, shown at its CSS size. */
+  fit(baked) {
+    const [width, height] = baked.size;
+    const canvas = this.canvas;
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    canvas.style.width = `${baked.css[0]}px`;
+    canvas.style.aspectRatio = `${baked.css[0]} / ${baked.css[1]}`;
+  }
+
   redraw() {
-    if (this.parts) this.draw(this.parts);
+    if (typeof this.parts === "number") this.drawStep(this.parts);
+    else if (this.parts) this.draw(this.parts);
   }
 }
 
@@ -262,7 +300,13 @@ function horizon(spec, v) {
   return { parts, readout, values: { success_by_n: curve, sweep, grounded: survival[k], budget, row } };
 }
 
-const COMPUTE = { reliability, horizon };
+/** The trace stepper (widgets/trace.py): its pictures and texts were recorded by the kit. */
+function trace(spec, v) {
+  const k = v.event - spec.controls[0].min;
+  return { step: k, readout: spec.steps[k].readout, table: spec.steps[k].table, values: { step: k } };
+}
+
+const COMPUTE = { reliability, horizon, trace };
 
 // -- the page ---------------------------------------------------------------------------------
 
@@ -292,16 +336,46 @@ function slider(spec, c, onInput) {
   return { box, input, value: () => valueAt(c, Number(input.value)) };
 }
 
+/** Back and forward buttons before a stepper's slider: one step each. */
+function stepper(columns, slider) {
+  const row = document.createElement("div");
+  row.className = "stepper";
+  const make = (text, label, delta) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = text;
+    button.setAttribute("aria-label", label);
+    button.addEventListener("click", () => {
+      const input = slider.input;
+      const value = Number(input.value) + delta;
+      if (value < Number(input.min) || value > Number(input.max)) return;
+      input.value = String(value);
+      input.dispatchEvent(new Event("input"));
+    });
+    row.append(button);
+    return button;
+  };
+  const buttons = [make("◀ back", "one event back", -1), make("forward ▶", "one event forward", 1)];
+  columns.prepend(row);
+  return buttons;
+}
+
+/** Disable a stepper's buttons at the ends of its slider. */
+function stepped([back, forward], slider) {
+  back.disabled = slider.input.value === slider.input.min;
+  forward.disabled = slider.input.value === slider.input.max;
+}
+
 function explorer(spec, main) {
   const section = document.createElement("section");
-  section.className = spec.readout === "below" ? "explorer below" : "explorer";
+  section.className = `explorer ${spec.readout}`;
   section.id = spec.name;
   section.setAttribute("aria-labelledby", `${spec.name}-title`);
   section.innerHTML =
     `<h2 id="${spec.name}-title">${escape(spec.title)}</h2>` +
     `<div class="top"><div class="controls"></div>` +
     `<div class="readout" aria-live="polite"></div></div>` +
-    `<div class="figure"></div><div class="status" role="status"></div>`;
+    `<div class="figure"></div><div class="table"></div><div class="status" role="status"></div>`;
   main.append(section);
   const state = { setting: {}, values: null, painted: 0 };
   let pending = false;
@@ -320,8 +394,11 @@ function explorer(spec, main) {
       }
       section.querySelector(".status").textContent = "";
       section.querySelector(".readout").innerHTML = result.readout;
+      section.querySelector(".table").innerHTML = result.table || "";
       Object.assign(state, { setting, values: result.values });
-      if (await picture.draw(result.parts)) {
+      if (buttons) stepped(buttons, sliders.event);
+      const drawn = result.parts ? picture.draw(result.parts) : picture.drawStep(result.step);
+      if (await drawn) {
         state.painted += 1;
         section.dataset.painted = String(state.painted);
       }
@@ -339,6 +416,7 @@ function explorer(spec, main) {
     }
     columns.append(column);
   }
+  const buttons = spec.readout === "stepper" ? stepper(columns, sliders.event) : null;
   const picture = new Picture(spec, section.querySelector(".figure"));
   update();
   return { state, picture };
