@@ -597,12 +597,14 @@ class Explorers:
                 clear = max(handle["width"], CLICK_AWAY * lane["width"])
             places = [place(f) for f in spots if abs(place(f) - centre) >= clear]
             moving = [x for x in places if abs(value(x) - s["value"]) > 1.5 * s["step"]]
-            # Fresh with a step to spare either side: the slider may read the pixel a step off.
+            # Where a step is under 4 pixels, the slider may read the pixel a step off: fresh
+            # with a step to spare either side.
             now = self.state(index)
+            spare = (-1, 0, 1) if lane["width"] * s["step"] / span < 4 else (0,)
             new = [
                 x
                 for x in moving
-                if all(self.fresh(index, label, value(x) + d * s["step"], now) for d in (-1, 0, 1))
+                if all(self.fresh(index, label, value(x) + d * s["step"], now) for d in spare)
             ]
             x = (new or moving or places)[0]
             spot = (x - lane["x"]) / lane["width"]
