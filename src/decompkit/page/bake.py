@@ -96,7 +96,9 @@ def _axes(ax, height: float) -> dict:
     }
 
 
-def bake(explorer, *, axes: dict, moving: dict, overlay=(), widths, folder, name) -> dict:
+def bake(
+    explorer, *, axes: dict, moving: dict, overlay=(), widths, folder, name, retitle=None
+) -> dict:
     """Backgrounds (PNG files in ``folder``), axes and templates of ``explorer``'s figure.
 
     Parameters
@@ -116,6 +118,8 @@ def bake(explorer, *, axes: dict, moving: dict, overlay=(), widths, folder, name
         Where the backgrounds go (``<name>-<width>@<ratio>x.png``).
     name : str
         Stem of the background files.
+    retitle : callable, optional
+        Called with each width before it is drawn (titles wrapped to the width, say).
 
     Returns
     -------
@@ -128,6 +132,8 @@ def bake(explorer, *, axes: dict, moving: dict, overlay=(), widths, folder, name
     explorer.renderer.move(*moving.values(), *overlay)
     layouts = []
     for width in widths:
+        if retitle is not None:
+            retitle(width)
         ratios = {}
         for ratio in RATIOS:
             figure.set_size_inches(width / CSS_DPI, css_height / CSS_DPI)

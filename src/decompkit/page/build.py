@@ -43,6 +43,8 @@ BUDGET_BYTES = 2_000_000
 #: Widths in CSS pixels each figure is baked at: the notebook's, and one that fits a
 #: 1280 x 720 screen at 150 % zoom (853 CSS pixels wide).
 WIDTHS = (1104, 800)
+#: Below this width (CSS pixels) a layout is narrow: titles wrap shorter.
+NARROW = 1000
 
 
 def _spines(*axes):
@@ -59,7 +61,11 @@ def _reliability(numbers, folder) -> dict:
     # the shading is the same picture at every p in (0, 1), on a scale in units of p(1-p).
     limit = ex.plane.get_clim()[1]
     ex.colorbar.set_ticks([-limit, 0, limit], labels=["−p(1−p)", "0", "p(1−p)"])
-    ex.plane_title.set_text(ex._plane_title_format.rsplit(" (p =", 1)[0])
+    words = " ".join(ex._plane_title_format.rsplit(" (p =", 1)[0].split())
+
+    def retitle(width):  # the plane is narrower in the narrow layout
+        ex.plane_title.set_text(textwrap.fill(words, 30 if width >= NARROW else 22))
+
     moving = {**ex.lines, "marker": ex.marker, "point": ex.point}
     baked = bake(
         ex,
@@ -69,6 +75,7 @@ def _reliability(numbers, folder) -> dict:
         widths=WIDTHS,
         folder=folder,
         name="reliability",
+        retitle=retitle,
     )
     return {
         "name": "reliability",
@@ -91,7 +98,14 @@ def _horizon(numbers, folder) -> dict:
     """The horizon explorer: success against n and q, and the grounded survival."""
     ex = HorizonExplorer(p=numbers.p, q=numbers.q, n=numbers.n, budget_factor=numbers.budget_factor)
     by_n, by_q, grounded = ex.figure.axes[:3]
-    ex.sweep_title.set_text(textwrap.fill("At the current n, success hinges on the audit", 40))
+    ex.sweep_title.set_text("At the current n, success hinges on the audit")
+    panels = (by_n, by_q, grounded)
+    titles = [" ".join(ax.get_title().split()) for ax in panels]
+
+    def retitle(width):  # three panels side by side: shorter lines in the narrow layout
+        for ax, title in zip(panels, titles, strict=True):
+            ax.set_title(textwrap.fill(title, 40 if width >= NARROW else 28), fontsize=10)
+
     # No simulation on the page: the legend names the curves only.
     ex.figure.legends[0].remove()
     handles = [*ex.reference_lines, ex.success_line]
@@ -120,6 +134,7 @@ def _horizon(numbers, folder) -> dict:
         widths=WIDTHS,
         folder=folder,
         name="horizon",
+        retitle=retitle,
     )
     return {
         "name": "horizon",
