@@ -1,13 +1,13 @@
-"""Running a class through the runner: in this process or in worker processes.
+"""Running a class through the runner, in worker processes.
 
 :class:`Plan` is what every grading process shares, made once before any student code runs:
 the instructor's notebooks (run through their own hidden tests first, which imports all the
 judging code and proves the solutions pass), the kit's files as read then, the environment of
 the kernels (no hub token, private IPython and Jupyter folders, no user site-packages, the
 kit's private copy first on ``sys.path``) and the import statements the warm kernel process
-runs. :func:`grade_all` grades the students one after another, or ``workers`` at a time in
-forked worker processes, each with its own kernels and its own copy of the kit, and yields
-each student's outcomes as they come; Ctrl-C stops the workers and their kernels, and a
+runs. :func:`grade_all` grades the students ``workers`` at a time (one too) in forked worker
+processes, each with its own kernels and its own copy of the kit, and yields each student's
+outcomes as they come; Ctrl-C stops the workers and their kernels, and a
 worker is killed when the main process ends in any way.
 """
 
@@ -111,7 +111,6 @@ class Plan:
     kit_guard: str = "restore"
     walls: Walls | None = None
     flags: dict = dataclasses.field(default_factory=dict)
-    local: object = None
 
     @property
     def evidence(self) -> Path:
@@ -181,10 +180,7 @@ class Plan:
         )
 
     def finish(self) -> list[str]:
-        """Close this process's kernels; check the kit one last time; return problems."""
-        if self.local is not None:
-            self.local.close()
-            self.local = None
+        """Check the kit one last time (the workers have ended); return problems."""
         problems = []
         restore = self.kit_guard == "restore"
         changed = self.kit.repair(restore=restore, keep=self.evidence)
@@ -362,18 +358,14 @@ def _cost(submission) -> tuple[int, int]:
 
 def grade_all(plan: Plan, found: dict, workers: int):
     """Yield ``(student, outcomes, flags)`` for every submission in ``found``, as each is
-    done (in ``found``'s order with one worker; with more, the likely longest start first)."""
-    if workers <= 1 or len(found) <= 1:
-        if plan.local is None:
-            plan.local = _Worker(plan)
-        for submission in found.values():
-            try:
-                student, outcomes, flags = plan.local.grade(submission)
-            except Exception as error:  # noqa: BLE001 - costs this student only, named
-                yield submission.student, NotGraded(error), {}
-                continue
-            plan.flags[student] = flags
-            yield student, outcomes, flags
+    done, the likely longest started first.
+
+    Every student is graded in a worker process, one worker too: this process only waits,
+    so a Ctrl-C or a terminate lands between two of its own steps and the workers (with
+    their kernels) are ended whole. (Graded here, a stop could land inside the kernel
+    client's event loop and leave the run hanging on its way out.)
+    """
+    if not found:
         return
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     pool = ProcessPoolExecutor(
