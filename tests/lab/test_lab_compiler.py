@@ -164,15 +164,23 @@ def test_wall_time_follows_the_critical_path_not_the_serial_sum():
     cp = critical_path(check_plan(p, TOOLS), durations(p))
     assert (cp.makespan, cp.serial_time) == (120, 320)
     run = asyncio.run(compile_plan(p, Toolbox()).run())
-    # Every step sleeps its latency, so the critical path is a lower bound; on a loaded
-    # machine the graph's overhead adds a few ms, and the serial sum is 200 ms further.
-    assert run.wall_ms >= 0.99 * cp.makespan
-    assert abs(run.wall_ms - cp.makespan) < abs(run.wall_ms - cp.serial_time)
     assert run.workers == 3
+    # Every step sleeps its latency, so the critical path is a lower bound of the wall time.
+    assert run.wall_ms >= 0.99 * cp.makespan
+    # That it is not the serial sum is shown by the order of events, not by a clock (a
+    # loaded machine stretches any step): each step starts once its inputs are done, and
+    # steps that wait for the same inputs run at the same time.
     spans = run.intervals()
-    assert max(spans[s][0] for s in ("E1", "E2", "E3")) < min(
-        spans[s][1] for s in ("E1", "E2", "E3")
-    )
+    for step in p.steps:
+        for before in step.depends_on:
+            assert spans[before][1] <= spans[step.id][0], (before, step.id, spans)
+    siblings = {}
+    for step in p.steps:
+        siblings.setdefault(tuple(sorted(step.depends_on)), []).append(step.id)
+    together = [ids for ids in siblings.values() if len(ids) > 1]
+    assert together, siblings  # the plan has parallel branches to show
+    for ids in together:
+        assert max(spans[s][0] for s in ids) < min(spans[s][1] for s in ids), (ids, spans)
 
 
 NESTED = [
