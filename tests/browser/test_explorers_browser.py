@@ -106,6 +106,7 @@ ZOOMED = (853, 480, 1.5)
 
 @pytest.fixture(scope="module")
 def zoomed_page(chromium_context):
+    """A page at 150 % zoom, and its DevTools session (:func:`_screenshot` takes it)."""
     page = chromium_context.new_page()
     width, height, scale = ZOOMED
     page.set_viewport_size({"width": width, "height": height})
@@ -114,8 +115,18 @@ def zoomed_page(chromium_context):
         "Emulation.setDeviceMetricsOverride",
         {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": False},
     )
-    yield page
+    yield page, session
     page.close()
+
+
+def _screenshot(session, path) -> None:
+    """Save what the zoomed page shows, at its device pixels.
+
+    Not Playwright's ``screenshot``: that sets the page's device metrics to its own (scale
+    1) and leaves them so, and the explorers, told the new pixel ratio, redraw for 1.
+    """
+    shot = session.send("Page.captureScreenshot", {"format": "png"})
+    path.write_bytes(base64.b64decode(shot["data"]))
 
 
 #: Boxes (CSS pixels, relative to the explorer) of the canvas and of every visible label,
@@ -189,7 +200,7 @@ def test_each_explorer_fits_a_projector_at_150_percent(
     screen together: from the explorer's top to the bottom of its figure fits the notebook's
     visible area; no label or slider is cut, overlaps another or the figure; text is at least
     12 CSS pixels; the figure is drawn for the pixels it is shown on."""
-    page = zoomed_page
+    page, session = zoomed_page
     _run(page, lab_server, ui)
     assert page.evaluate("[innerWidth, innerHeight, devicePixelRatio]") == list(ZOOMED)
     too_tall, blurry = {}, []
@@ -197,8 +208,9 @@ def test_each_explorer_fits_a_projector_at_150_percent(
         root = bench.explorer_root(page, index)
         root.evaluate("e => e.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(200)
+        assert page.evaluate("devicePixelRatio") == ZOOMED[2], f"{name}: the zoom changed"
         _wait_until_drawn_for_its_pixels(page, index)  # the kernel's picture for ratio 1.5
-        root.screenshot(path=artifacts / f"explorer-150-{ui}-{name.replace(' ', '-')}.png")
+        _screenshot(session, artifacts / f"explorer-150-{ui}-{name.replace(' ', '-')}.png")
         figure = root.locator(".decompkit-figure canvas")
         box = figure.bounding_box()
         backing = figure.evaluate("c => [c.width, c.height]")
@@ -224,11 +236,7 @@ def test_each_explorer_fits_a_projector_at_150_percent(
         f"{sorted(TOO_TALL_AT_150 - set(too_tall))} now fit at 150 %: take them out of "
         "TOO_TALL_AT_150"
     )
-    if blurry:  # everything else above holds; this one gap is known and not yet fixed
-        pytest.xfail(
-            "known gap: at 150 % a canvas sometimes keeps a picture drawn for pixel ratio 1 "
-            f"(which explorer varies between runs): {blurry}"
-        )
+    assert blurry == [], f"in {ui} at 150 %: {blurry}"
 
 
 def test_arrow_keys_move_a_slider_in_notebook_7(projector_page, lab_server, explorers_notebook):
