@@ -18,14 +18,29 @@ def pytest_configure(config):
 #: every other file there sets up its own course and is a unit of its own.
 SHARED_GRADING = ("test_grading.py", "test_hardening.py")
 
+#: The files that draw the numbers of the same tens to hundreds of student ids (s0000, ...):
+#: one worker runs them together, so each id's numbers are drawn once (the draws are cached
+#: in the process) rather than once in every worker.
+DRAWS_MANY = (
+    "tests/grading/test_variants.py",
+    "tests/test_tolerance.py",
+    "tests/test_exercises.py",
+    "tests/test_drawn_plans.py",
+    "tests/test_plans_drawn.py",
+    "tests/test_artefact_scenario.py",
+)
+
 
 def _group(nodeid: str) -> str:
     """The share of the suite one worker runs whole: each folder of tests/ that has a
     conftest of its own (one JupyterLab for tests/browser, the hubs of tests/hub), but of
     tests/grading only the files of :data:`SHARED_GRADING` together, and each other file;
+    the files of :data:`DRAWS_MANY` together;
     ``nodeid`` is pytest's (``tests/browser/test_student_page.py::test_x[s1]`` belongs to
     ``tests/browser``)."""
     path = nodeid.split("::", 1)[0]
+    if path in DRAWS_MANY:
+        return "the files of DRAWS_MANY"
     parts = path.split("/")
     if parts[:2] == ["tests", "grading"] and parts[-1] not in SHARED_GRADING:
         return path

@@ -21,7 +21,7 @@ from .checks import (
 )
 from .contract import Diagnosis, Exercise, Item
 from .page import GRADED_LATER, NumbersDisplay, report
-from .support import cached_key, grid, known_item, mistake_clashes
+from .support import cached_key, grid, known_item, mistake_clashes, two_digits_slip_through
 
 __all__ = [
     "ChainParams",
@@ -128,7 +128,10 @@ def degenerate(P: ChainParams) -> list[str]:
     >>> degenerate(ChainParams())
     []
     """
-    found = mistake_clashes(key(P), lambda item: _mistakes(item, P))
+    expected = key(P)
+    found = mistake_clashes(expected, lambda item: _mistakes(item, P))
+    for item in two_digits_slip_through(expected):
+        found.append(f"{item}: two significant digits would pass the four-digit rule")
     if not 0.02 <= P.task_success <= 0.5:
         found.append(f"the monolithic task success {P.task_success} is too extreme to read")
     if abs(P.d_other - P.phi_other) < 0.05:

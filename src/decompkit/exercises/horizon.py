@@ -17,7 +17,7 @@ from .. import markov
 from .checks import ON_TRACK, Mistake, judge_number
 from .contract import Diagnosis, Exercise, Item
 from .page import NumbersDisplay, report
-from .support import cached_key, grid, known_item, mistake_clashes
+from .support import cached_key, grid, known_item, mistake_clashes, two_digits_slip_through
 
 __all__ = ["HorizonParams", "draw", "degenerate", "key", "judge", "check", "ITEMS", "EXERCISE"]
 
@@ -110,6 +110,8 @@ def degenerate(P: HorizonParams) -> list[str]:
         found.append("nothing collapses on the grid")
     if P.budget_factor <= expected["min_budget_factor"] + 0.2:
         found.append("the budget factor barely pays for verification")
+    for item in two_digits_slip_through(expected):
+        found.append(f"{item}: two significant digits would pass the four-digit rule")
     return found
 
 
