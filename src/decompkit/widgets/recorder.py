@@ -23,7 +23,6 @@ import numpy as np
 from matplotlib.backend_bases import GraphicsContextBase, RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.path import Path
-from matplotlib.text import _get_text_metrics_with_cache
 from matplotlib.transforms import Affine2D
 
 __all__ = ["Canvas", "SceneRecorder", "Sprites", "encode_png", "whole_pixel"]
@@ -370,9 +369,7 @@ class SceneRecorder(RendererBase):
     def _text_bitmap(self, gc, s, prop, angle, ismath, mtext):
         """``(png, dx, dy)``: the text drawn by Agg from a whole pixel, and the bitmap's
         corner ``(dx, dy)`` from that pixel."""
-        # The metrics the text's layout has just measured, from matplotlib's cache for this
-        # renderer: measuring again lays the string out once more (about a third of the cost).
-        width, height, descent = _get_text_metrics_with_cache(self, s, prop, ismath, self.dpi)
+        width, height, descent = self.agg.get_text_width_height_descent(s, prop, ismath)
         cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
         # The anchor is the left end of the baseline; y grows downwards, angles turn left.
         corners = [(0, descent - height), (width, descent - height), (width, descent), (0, descent)]
