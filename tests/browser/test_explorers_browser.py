@@ -390,3 +390,82 @@ def test_a_saved_notebook_shows_every_figure_without_a_kernel(
         assert notes.filter(has_text="run this cell").count() == len(bench.EXPLORERS)
         assert page.get_by_text("model not found").count() == 0
     page.remove_listener("console", console)
+
+
+#: A check line longer than the output area at 1280 px with the file browser open.
+LONG_CHECK_LINE = (
+    "[x] B4 plan_times: the start times follow the plan's order but not its durations: "
+    "each task starts when the last of the tasks it waits for has finished  "
+    "[LECTURE NUMBERS: set STUDENT_ID]"
+)
+#: Cells: a check line printed by the kit (say), then a long word printed plainly (which
+#: JupyterLab's own style must break inside: the detector's control).
+_CHECK_CELLS = [
+    "from decompkit.exercises.contract import Diagnosis\n"
+    "from decompkit.exercises.page import say\n"
+    f"say('B4 plan_times', Diagnosis('off', 'hint'), {LONG_CHECK_LINE!r})",
+    "print('abcdefghij' * 30)",
+]
+
+#: Per rendered line of the printed text in output ``i`` of the notebook: the characters
+#: on either side of where the browser broke it, and the text's computed word-break.
+_LINE_BREAKS = """i => {
+    const pre = document.querySelectorAll('.jp-Notebook .jp-Cell')[i]
+        .querySelector('.jp-OutputArea-output pre');
+    const chars = [];  // [text node, offset] of every character, in order
+    const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode())
+        for (let k = 0; k < node.textContent.length; k++) chars.push([node, k]);
+    const text = pre.textContent, range = document.createRange(), breaks = [];
+    let top = null;
+    chars.forEach(([node, k], at) => {
+        range.setStart(node, k);
+        range.setEnd(node, k + 1);
+        const rect = range.getClientRects()[0];
+        if (!rect || text[at] === '\\n') return;
+        if (top !== null && rect.top > top + 2) breaks.push(text.slice(at - 3, at + 3));
+        top = rect.top;
+    });
+    return {breaks, wordBreak: getComputedStyle(pre).wordBreak, width: pre.clientWidth};
+}"""
+
+
+def test_a_long_check_line_wraps_at_spaces(projector_page, lab_server, artifacts):
+    """JupyterLab breaks printed text anywhere (word-break: break-all); a check line the kit
+    prints wraps between words, at 1280 px with the file browser open."""
+    import nbformat
+
+    page = projector_page
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _CHECK_CELLS])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    name = "check-line.ipynb"
+    nbformat.write(nb, lab_server.root / name)
+    page.goto(lab_server.lab_url(name))
+    page.locator(".jp-Notebook .jp-Cell").nth(len(_CHECK_CELLS) - 1).wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-status]')]"
+        ".some(e => e.dataset.status === 'idle')",
+        timeout=60_000,
+    )
+    if not page.locator(".jp-FileBrowser:visible").count():
+        page.keyboard.press("Control+b")
+    page.locator(".jp-FileBrowser").first.wait_for(state="visible")
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    for i in range(len(_CHECK_CELLS)):
+        page.locator(".jp-Notebook .jp-Cell").nth(i).locator(".jp-OutputArea-output pre").wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=artifacts / "check-line-1280.png")
+    kit, plain = (page.evaluate(_LINE_BREAKS, i) for i in range(len(_CHECK_CELLS)))
+    # The detector sees JupyterLab's own wrapping: the plain print breaks inside its word.
+    assert plain["wordBreak"] == "break-all" and plain["breaks"], plain
+    assert all(" " not in b for b in plain["breaks"]), plain
+    assert kit["breaks"], f"the line fits {kit['width']} px: it tests no wrapping"
+    assert kit["wordBreak"] != "break-all", kit
+    # Each break comes right after a space (pre-wrap keeps the space at the line's end).
+    assert all(b[2] == " " for b in kit["breaks"]), kit["breaks"]
+    lab_server.shut_down_kernels()
