@@ -9,6 +9,7 @@ tests/browser/artifacts/ (lecture-page-*.png).
 
 from __future__ import annotations
 
+import base64
 import io
 import re
 
@@ -134,17 +135,26 @@ def offline_page(chromium_context, lecture_page):
 
 
 def _open(page, index, width, height, scale):
+    """Open the page at ``width`` x ``height`` CSS pixels of ``scale`` device pixels each."""
     page.set_viewport_size({"width": width, "height": height})  # before: it resets the scale
-    # The override lasts while its session does: the page keeps it.
+    # The override lasts while its session does: the page keeps it. Chromium may drop it when
+    # the page's document changes, so it is set again once the page is open, and the page,
+    # which follows a change of pixel ratio, draws again at the new one.
     page.metrics_session = session = page.context.new_cdp_session(page)
-    session.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": False},
-    )
+    metrics = {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": False}
+    session.send("Emulation.setDeviceMetricsOverride", metrics)
     page.goto(index.as_uri())
+    session.send("Emulation.setDeviceMetricsOverride", metrics)
+    page.wait_for_function(f"() => window.devicePixelRatio === {scale}")
     page.wait_for_function(
         "() => document.body.dataset.ready && [...document.querySelectorAll('section.explorer')]"
         ".every(s => Number(s.dataset.painted) >= 1)"
+    )
+    ratio = 2 if scale >= 1.5 else 1
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('canvas')]"
+        f".every(c => c.width === {ratio} * parseFloat(c.style.width))",
+        timeout=5_000,
     )
 
 
@@ -181,29 +191,53 @@ def _same_numbers(page, name, explorer, state):
         )
 
 
-def _same_picture(page, name, explorer):
-    """The canvas, screenshotted at 1 device pixel per CSS pixel, against the kit's full draw
-    of the same setting at the same size."""
-    canvas = page.locator(f"#{name} canvas")
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    explorer._on_screen({"new": [round(box["width"]), 1, 0]})
+def _same_picture(page, name, explorer, ratio=1):
+    """The canvas, screenshotted at ``ratio`` device pixels per CSS pixel, against the kit's
+    full draw of the same setting at the same size and ratio."""
+    box = page.evaluate(
+        f"""() => {{ const r = document.querySelector('#{name} canvas').getBoundingClientRect();
+        return {{x: r.left + scrollX, y: r.top + scrollY, width: r.width}}; }}"""
+    )
+    explorer._on_screen({"new": [round(box["width"]), ratio, 0]})
     full = np.asarray(Image.open(io.BytesIO(explorer.png())).convert("RGB"), dtype=int)
-    clip = {
-        "x": round(box["x"]),
-        "y": round(box["y"]),
-        "width": full.shape[1],
-        "height": full.shape[0],
-    }
-    shot = np.asarray(Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB"), dtype=int)
+    # Chromium's own capture: in device pixels, and beyond the window if need be.
+    clip = {"x": round(box["x"]), "y": round(box["y"]), "scale": 1}
+    clip.update(width=full.shape[1] / ratio, height=full.shape[0] / ratio)
+    png = page.metrics_session.send(
+        "Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True}
+    )["data"]
+    shot = np.asarray(Image.open(io.BytesIO(base64.b64decode(png))).convert("RGB"), dtype=int)
     assert full.shape == shot.shape, (name, full.shape, shot.shape)
     off = np.abs(full - shot).max(axis=2) > CANVAS_DIFFERENCE
     if off.mean() > CANVAS_SHARE:
         pair = ARTIFACTS / f"lecture-page-{name}-page-vs-kit.png"
         Image.fromarray(np.concatenate([shot, full]).astype(np.uint8)).save(pair)
         pytest.fail(
-            f"{name}: {off.mean():.2%} of the pixels differ from the kit's; see {pair.name}"
+            f"{name}: {off.mean():.2%} of the pixels differ from the kit's at ratio {ratio}; "
+            f"see {pair.name}"
         )
+
+
+@pytest.mark.parametrize(("width", "height", "ratio"), [(853, 480, 1), (1280, 720, 2)])
+def test_the_trace_is_the_kits_picture_in_every_layout(
+    offline_page, lecture_page, width, height, ratio
+):
+    """The trace stepper's narrow layout (plan above the Gantt chart) and its pictures for
+    screens of pixel ratio 2, against the kit's own drawing, at a few steps."""
+    page = offline_page
+    _open(page, lecture_page, width, height, ratio)
+    stepper = trace_stepper(trace_run(params("trace", "lecture")))
+    for key in (None, "End", "PageDown"):
+        if key:
+            before = page.evaluate("() => window.lecturePage.explorers.trace.painted")
+            page.focus("#trace-event")
+            page.keyboard.press(key)
+            page.wait_for_function(f"() => window.lecturePage.explorers.trace.painted > {before}")
+        stepper.controls["event"].value = page.evaluate(
+            "() => window.lecturePage.explorers.trace.setting.event"
+        )
+        _same_picture(page, "trace", stepper, ratio)
+    assert page.blocked == []
 
 
 def test_every_control_gives_the_packages_numbers_offline(offline_page, lecture_page):
@@ -246,13 +280,15 @@ def test_the_page_fits_a_projector(
     page = offline_page
     _open(page, lecture_page, width, height, scale)
     shot = artifacts / f"lecture-page-{width}x{height}@{scale:g}.png"
-    page.screenshot(path=str(shot), full_page=True)
     overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"{overflow} px wider than the window; see {shot.name}"
     smallest, where = page.evaluate(_SMALLEST_TEXT)
+    figures = page.evaluate(_FIGURES)
+    # Then the picture: a full-page screenshot ends the pixel-ratio override.
+    page.screenshot(path=str(shot), full_page=True)
+    assert overflow <= 0, f"{overflow} px wider than the window; see {shot.name}"
     assert smallest >= 12, f"text of {smallest} px ({where}); see {shot.name}"
     too_tall = []
-    for figure in page.evaluate(_FIGURES):
+    for figure in figures:
         assert figure["css"] == figure["styled"], f"{figure['name']} is scaled down: {figure}"
         assert figure["pixels"] == ratio * figure["styled"], figure
         if figure["height"] > height:

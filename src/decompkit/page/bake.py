@@ -203,10 +203,15 @@ def bake_stepper(explorer, *, widths, folder, name) -> dict:
     for width in widths:
         ratios = {}
         for ratio in RATIOS:
-            explorer._on_screen({"new": [width, ratio, 0]})  # the notebook's own resize
+            # As in a notebook: the explorer at its first step gets the page's size, then steps.
+            slider.value = slider.min
+            explorer._on_screen({"new": [width, ratio, 0]})
+            backdrop = explorer.view.backdrop
             items, index, scenes = [], {}, []
             for k in steps:
                 slider.value = k
+                if explorer.view.backdrop != backdrop:  # the page holds one per layout
+                    raise RuntimeError(f"{name}: step {k} changed the background")
                 scene = []
                 for item in explorer.view.scene:
                     portable = _portable(item, keep_vertices=True)

@@ -425,12 +425,18 @@ function explorer(spec, main) {
 const main = document.querySelector("main");
 const explorers = {};
 for (const spec of DATA.explorers) explorers[spec.name] = explorer(spec, main);
-// A new width or pixel ratio (a zoom) may call for another baked layout.
+// A new width or pixel ratio (a zoom, another screen) may call for another baked layout.
 let resizing = null;
-window.addEventListener("resize", () => {
+const redraw = () => {
   clearTimeout(resizing);
   resizing = setTimeout(() => Object.values(explorers).forEach((e) => e.picture.redraw()), 100);
-});
+};
+window.addEventListener("resize", redraw);
+const watchRatio = () => {
+  const media = window.matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
+  media.addEventListener("change", () => (redraw(), watchRatio()), { once: true });
+};
+watchRatio();
 window.lecturePage = {
   whose: DATA.whose,
   explorers: Object.fromEntries(Object.entries(explorers).map(([k, e]) => [k, e.state])),
