@@ -308,8 +308,20 @@ export default {
     const observer = new ResizeObserver(resized);
     observer.observe(el);
     window.addEventListener("resize", resized); // a zoom or a taller window: a new height
-    const media = window.matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
-    media.addEventListener("change", report);
+    // A new pixel ratio alone (a zoom that keeps the width, another screen) fires no resize.
+    // A media query matches one ratio: after each change the view watches the new ratio's,
+    // or a second change (1.5 -> 1 -> 2) would go unseen and the canvas stay blurred.
+    let media = null;
+    const onRatio = () => {
+      watchRatio();
+      report();
+    };
+    const watchRatio = () => {
+      if (media) media.removeEventListener("change", onRatio);
+      media = window.matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
+      media.addEventListener("change", onRatio);
+    };
+    watchRatio();
 
     // A live kernel answers at once; a view restored from a saved notebook gets no answer.
     const timer = setTimeout(() => (note.style.display = "block"), PING_TIMEOUT_MS);
@@ -418,7 +430,7 @@ export default {
       clearTimeout(resizeTimer);
       observer.disconnect();
       window.removeEventListener("resize", resized);
-      media.removeEventListener("change", report);
+      media.removeEventListener("change", onRatio);
       model.off("change:seq", fromKernel);
       model.off("change:controls", watch);
       controls.forEach((c) => c.off("change:value change:index", fromControls));
