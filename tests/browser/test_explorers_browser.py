@@ -152,7 +152,8 @@ _PARTS = """root => {
         canvas: rect(root.querySelector('.decompkit-figure canvas')),
         labels: labels.map((e) => [
             (e.textContent || e.className).trim().slice(0, 30), rect(e),
-            e.scrollWidth > e.clientWidth + 1 && e.matches('.widget-label'),
+            (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
+                && e.matches('.widget-label'),
             parseFloat(getComputedStyle(e).fontSize),
         ]),
         overlaps,
