@@ -96,30 +96,21 @@ def _axes(ax, height: float) -> dict:
     }
 
 
-def bake(
-    explorer, *, axes: dict, moving: dict, overlay=(), widths, folder, name, retitle=None
-) -> dict:
-    """Backgrounds (PNG files in ``folder``), axes and templates of ``explorer``'s figure.
+def bake(stage, *, widths, folder, name) -> dict:
+    """Backgrounds (PNG files in ``folder``), axes and templates of a staged explorer's figure.
 
     Parameters
     ----------
-    explorer : decompkit.widgets.base.Explorer
-        The explorer, drawn at its start values.
-    axes : dict of str to matplotlib.axes.Axes
-        The axes the page draws in, by the name page.js uses.
-    moving : dict of str to matplotlib.artist.Artist
-        The artists the page computes and draws, by name, in drawing order.
-    overlay : sequence of matplotlib.artist.Artist
-        Artists that never move, painted after the moving ones (a full draw paints them over
-        the curves).
+    stage : decompkit.page.build.Stage
+        The explorer as the page shows it: its axes by the names page.js uses, the artists
+        the page computes and draws (by name, in drawing order), the artists that never move
+        but a full draw paints over the curves (``overlay``), and ``restyle(width)``.
     widths : sequence of int
         Widths of the figure in CSS pixels to bake (the page takes the widest that fits).
     folder : pathlib.Path
         Where the backgrounds go (``<name>-<width>@<ratio>x.png``).
     name : str
         Stem of the background files.
-    retitle : callable, optional
-        Called with each width before it is drawn (titles wrapped to the width, say).
 
     Returns
     -------
@@ -127,13 +118,12 @@ def bake(
         ``{"layouts": [{"css": [w, h], "ratios": {r: {"background", "size", "axes",
         "templates", "overlay"}}}]}``, ready for JSON.
     """
+    explorer, axes, moving, overlay = stage.explorer, stage.axes, stage.moving, stage.overlay
     figure = explorer.figure
     css_height = figure.get_size_inches()[1] * CSS_DPI
-    explorer.renderer.move(*moving.values(), *overlay)
     layouts = []
     for width in widths:
-        if retitle is not None:
-            retitle(width)
+        stage.restyle(width)
         ratios = {}
         for ratio in RATIOS:
             figure.set_size_inches(width / CSS_DPI, css_height / CSS_DPI)

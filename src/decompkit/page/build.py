@@ -17,6 +17,8 @@ import pathlib
 import re
 import shutil
 import textwrap
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .. import scheduler
 from ..exercises import trace as trace_exercise
@@ -28,7 +30,7 @@ from ..widgets.reliability import ReliabilityExplorer
 from ..widgets.trace import TraceStepper
 from .bake import bake, bake_stepper, controls_of
 
-__all__ = ["BUDGET_BYTES", "build_page", "trace_run"]
+__all__ = ["BUDGET_BYTES", "Stage", "build_page", "staged", "trace_run"]
 
 _HERE = pathlib.Path(__file__).parent
 _WIDGETS = _HERE.parent / "widgets"
@@ -51,32 +53,43 @@ def _spines(*axes):
     return [s for ax in axes for s in ax.spines.values() if s.get_visible()]
 
 
-def _reliability(numbers, folder) -> dict:
-    """The reliability explorer: curves against n and the (d, phi) plane."""
+class Stage(NamedTuple):
+    """An explorer set up as the page shows it: the axes it draws in, the artists it moves
+    (by name, in drawing order), those painted over them, and ``restyle(width)``, which puts
+    what the explorer's own refresh changes back to the page's look for a layout's width."""
+
+    explorer: object
+    axes: dict
+    moving: dict
+    overlay: list
+    restyle: Callable
+
+
+def _reliability_stage(numbers) -> Stage:
     ex = ReliabilityExplorer(
         p=numbers.p, n=numbers.n, d=numbers.d, phi=numbers.phi, kappa=numbers.k
     )
     left, plane = ex.figure.axes[:2]
     # The gain p' - p = p(1-p)(d - phi) over its largest size p(1-p) is d - phi whatever p is:
     # the shading is the same picture at every p in (0, 1), on a scale in units of p(1-p).
-    limit = ex.plane.get_clim()[1]
-    ex.colorbar.set_ticks([-limit, 0, limit], labels=["−p(1−p)", "0", "p(1−p)"])
+    shading, limit = ex.plane.get_array(), ex.plane.get_clim()[1]
     words = " ".join(ex._plane_title_format.rsplit(" (p =", 1)[0].split())
 
-    def retitle(width):  # the plane is narrower in the narrow layout
+    def restyle(width):  # the plane is narrower in the narrow layout
+        ex.plane.set_array(shading)
+        ex.plane.set_clim(-limit, limit)  # which sets the colour bar's ticks anew
+        ex.colorbar.set_ticks([-limit, 0, limit], labels=["−p(1−p)", "0", "p(1−p)"])
         ex.plane_title.set_text(textwrap.fill(words, 30 if width >= NARROW else 22))
 
     moving = {**ex.lines, "marker": ex.marker, "point": ex.point}
-    baked = bake(
-        ex,
-        axes={"left": left, "plane": plane},
-        moving=moving,
-        overlay=_spines(left, plane),
-        widths=WIDTHS,
-        folder=folder,
-        name="reliability",
-        retitle=retitle,
-    )
+    return Stage(ex, {"left": left, "plane": plane}, moving, _spines(left, plane), restyle)
+
+
+def _reliability(numbers, folder) -> dict:
+    """The reliability explorer: curves against n and the (d, phi) plane."""
+    stage = staged("reliability", numbers)
+    ex = stage.explorer
+    baked = bake(stage, widths=WIDTHS, folder=folder, name="reliability")
     return {
         "name": "reliability",
         "title": "Reliability: a check at each step boundary",
@@ -94,15 +107,13 @@ def _reliability(numbers, folder) -> dict:
     }
 
 
-def _horizon(numbers, folder) -> dict:
-    """The horizon explorer: success against n and q, and the grounded survival."""
+def _horizon_stage(numbers) -> Stage:
     ex = HorizonExplorer(p=numbers.p, q=numbers.q, n=numbers.n, budget_factor=numbers.budget_factor)
-    by_n, by_q, grounded = ex.figure.axes[:3]
+    panels = by_n, by_q, grounded = ex.figure.axes[:3]
     ex.sweep_title.set_text("At the current n, success hinges on the audit")
-    panels = (by_n, by_q, grounded)
     titles = [" ".join(ax.get_title().split()) for ax in panels]
 
-    def retitle(width):  # three panels side by side: shorter lines in the narrow layout
+    def restyle(width):  # three panels side by side: shorter lines in the narrow layout
         for ax, title in zip(panels, titles, strict=True):
             ax.set_title(textwrap.fill(title, 40 if width >= NARROW else 28), fontsize=10)
 
@@ -126,16 +137,15 @@ def _horizon(numbers, folder) -> dict:
         half=ex.half_life_points[k],
         budget_marker=ex.budget_marker,
     )
-    baked = bake(
-        ex,
-        axes={"by_n": by_n, "by_q": by_q, "grounded": grounded},
-        moving=moving,
-        overlay=_spines(by_n, by_q, grounded),
-        widths=WIDTHS,
-        folder=folder,
-        name="horizon",
-        retitle=retitle,
-    )
+    axes = {"by_n": by_n, "by_q": by_q, "grounded": grounded}
+    return Stage(ex, axes, moving, _spines(*panels), restyle)
+
+
+def _horizon(numbers, folder) -> dict:
+    """The horizon explorer: success against n and q, and the grounded survival."""
+    stage = staged("horizon", numbers)
+    ex = stage.explorer
+    baked = bake(stage, widths=WIDTHS, folder=folder, name="horizon")
     return {
         "name": "horizon",
         "title": "Long horizons: the audited chain",
@@ -203,6 +213,15 @@ def _trace(numbers, folder) -> dict:
         "readout": "stepper",
         **baked,
     }
+
+
+def staged(name: str, numbers) -> Stage:
+    """The explorer ``name`` (``"reliability"`` or ``"horizon"``) as the page shows it, at
+    the numbers of ``numbers`` (a notebook's parameter object); its figure names the
+    artists the page moves (:meth:`~decompkit.widgets.render.Renderer.move`)."""
+    stage = {"reliability": _reliability_stage, "horizon": _horizon_stage}[name](numbers)
+    stage.explorer.renderer.move(*stage.moving.values(), *stage.overlay)
+    return stage
 
 
 #: The explorers on the page, in order, with the notebook whose numbers each starts at.
