@@ -45,6 +45,7 @@ ROOMS = {
     "decompkit.exercises": "exercises",
     "decompkit.lab": "lab",
     "decompkit.course": "course",
+    "decompkit.page": "page",
     "decompkit": "root",
 }
 
@@ -58,6 +59,7 @@ MAY_IMPORT = {
     "exercises": {"maths", "grading"},
     "lab": {"exercises", "maths"},
     "course": {"exercises", "grading", "plots", "lab", "maths"},
+    "page": {"widgets", "exercises", "plots", "maths"},
 }
 
 _NOTEBOOK_MACHINERY = {"nbformat", "nbgrader", "nbclient", "nbconvert", "jupyter_client"}
@@ -69,11 +71,13 @@ FORBIDDEN = {
     "root": _NOTEBOOK_MACHINERY | _PRESENTATION | _AGENTS | {"networkx"},
     "maths": _NOTEBOOK_MACHINERY | _PRESENTATION | _AGENTS | {"networkx"},
     "grading": _NOTEBOOK_MACHINERY | _PRESENTATION | _AGENTS | {"networkx"},
-    "exercises": _NOTEBOOK_MACHINERY | _PRESENTATION | _AGENTS | {"networkx"},
+    # The check lines' wrapping style goes out through IPython's display, in a kernel only.
+    "exercises": _NOTEBOOK_MACHINERY | (_PRESENTATION - {"IPython"}) | _AGENTS | {"networkx"},
     "plots": _NOTEBOOK_MACHINERY | _AGENTS | {"ipywidgets"},
     "widgets": _NOTEBOOK_MACHINERY | _AGENTS,
     "lab": _NOTEBOOK_MACHINERY | _PRESENTATION,
     "course": set(),
+    "page": _NOTEBOOK_MACHINERY | _AGENTS,
 }
 
 MAX_LINES = 600
