@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import struct
 
 import pytest
@@ -152,8 +153,38 @@ def test_a_student_id_gives_that_students_numbers(student):
     assert STUDENT in student.read_text(encoding="utf-8")
 
 
+def test_a_folder_of_something_else_is_refused_and_left_as_it_was(tmp_path, capsys):
+    course = tmp_path / "course"
+    (course / "assets").mkdir(parents=True)
+    (course / "index.html").write_text("my own page")
+    (course / "assets" / "logo-1@1x.png").write_bytes(b"mine")
+    before = {p: p.read_bytes() for p in course.rglob("*") if p.is_file()}
+    with pytest.raises(
+        ValueError, match=r"folder must be new, empty or a lecture page.*index\.html"
+    ):
+        build_page(course)
+    assert main(["--out", str(course)]) == 1
+    assert "nothing was written" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in course.rglob("*") if p.is_file()} == before
+    with pytest.raises(ValueError, match="folder must be a folder, got the file"):
+        build_page(course / "index.html")
+
+
+def test_a_rebuild_replaces_the_page_and_keeps_other_files(lecture, tmp_path):
+    folder = tmp_path / "again"
+    shutil.copytree(lecture.parent, folder)
+    (folder / "assets" / "notes.txt").write_text("mine")
+    stale = folder / "assets" / "reliability-999@1x.png"
+    stale.write_bytes(b"old")
+    build_page(folder)
+    assert (folder / "assets" / "notes.txt").read_text() == "mine"
+    assert not stale.exists()
+    assert (folder / "index.html").read_bytes() == lecture.read_bytes()
+
+
 def test_a_malformed_id_is_refused(tmp_path, capsys):
     with pytest.raises(ValueError, match="student"):
         build_page(tmp_path / "bad", student="!!")
+    assert not (tmp_path / "bad").exists()  # refused before anything is written
     assert main(["--out", str(tmp_path / "bad"), "--student", "!!"]) == 1
     assert "student" in capsys.readouterr().err

@@ -25,11 +25,14 @@ def main(argv=None) -> int:
     try:
         index = build_page(args.out, student=args.student)
     except ValueError as error:
-        print(f"kit: {error}", file=sys.stderr)
+        print(f"page: {error}", file=sys.stderr)
         return 1
     size = _size(index.parent)
-    print(f"kit: wrote {index} ({size / 1e6:.2f} MB of a {BUDGET_BYTES / 1e6:.0f} MB budget);")
-    print("kit: open it in a browser, or copy the folder to a course site or a USB stick")
+    print(f"wrote {index} ({size / 1e6:.2f} MB, within the {BUDGET_BYTES / 1e6:.0f} MB budget)")
+    print(
+        f"open {index.resolve().as_uri()} in a browser, or copy the folder "
+        f"{index.parent} to a course site or a USB stick"
+    )
     return 0
 
 

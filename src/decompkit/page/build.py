@@ -15,7 +15,6 @@ import html
 import json
 import pathlib
 import re
-import shutil
 import textwrap
 from collections.abc import Callable
 from typing import NamedTuple
@@ -42,6 +41,11 @@ MODULES = {
 }
 #: Size budget of the whole folder, in bytes (a course site or a USB stick: any host).
 BUDGET_BYTES = 2_000_000
+
+#: How index.html says it is a lecture page (a build may replace it), and the names of the
+#: backgrounds a build writes into assets/ (a build removes those only).
+GENERATOR = '<meta name="generator" content="decompkit lecture page">'
+_BACKGROUND = re.compile(r"[a-z]+-\d+@\dx\.png")
 #: Widths in CSS pixels each figure is baked at: the notebook's, and one that fits a
 #: 1280 x 720 screen at 150 % zoom (853 CSS pixels wide).
 WIDTHS = (1104, 800)
@@ -245,13 +249,35 @@ def _module(name: str, path: pathlib.Path) -> str:
     return f'<script type="text/x-module" data-name="{name}">\n{source}</script>'
 
 
+def _refuse_foreign(folder: pathlib.Path) -> None:
+    """Refuse a folder that holds anything but an earlier lecture page: nothing of a
+    person's is overwritten or removed."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"folder must be a folder, got the file {str(folder)!r}")
+    if not folder.exists() or not any(folder.iterdir()):
+        return
+    index = folder / "index.html"
+    try:
+        earlier = GENERATOR in index.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        earlier = False
+    if not earlier:
+        names = sorted(p.name for p in folder.iterdir())
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise ValueError(
+            f"folder must be new, empty or a lecture page written before; {str(folder)!r} "
+            f"holds {shown} (nothing was written: choose another folder with --out)"
+        )
+
+
 def build_page(folder, student=None) -> pathlib.Path:
     """Write the lecture page into ``folder`` (made or emptied of the page's files).
 
     Parameters
     ----------
     folder : str or pathlib.Path
-        The folder to write; ``index.html`` and ``assets/`` in it are replaced.
+        The folder to write: new, empty, or a lecture page written before, whose
+        ``index.html`` and backgrounds in ``assets/`` are replaced (nothing else is touched).
     student : str or None
         A student's id: the explorers start at that student's numbers, drawn as the notebooks
         draw them (an id in the environment, a grader's or a hub's, comes first). None: the
@@ -265,18 +291,20 @@ def build_page(folder, student=None) -> pathlib.Path:
     Raises
     ------
     ValueError
-        If ``student`` is not a valid id (see :func:`decompkit.exercises.params.params`).
+        If ``student`` is not a valid id (see :func:`decompkit.exercises.params.params`), or
+        ``folder`` holds files of something else than a lecture page.
     """
     folder = pathlib.Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    assets = folder / "assets"
-    if assets.exists():
-        shutil.rmtree(assets)
-    assets.mkdir()
+    _refuse_foreign(folder)
     # The notebooks' own rule: an id in the environment (a grader's, a hub's) comes first.
     numbers = [
         params(notebook, LECTURE if student is None else student) for _, notebook in EXPLORERS
     ]
+    assets = folder / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    for old in assets.iterdir():  # an earlier build's backgrounds
+        if _BACKGROUND.fullmatch(old.name) and old.is_file():
+            old.unlink()
     owners = {student_of(n) for n in numbers}
     explorers = [make(n, assets) for (make, _), n in zip(EXPLORERS, numbers, strict=True)]
     for spec in explorers:  # the backgrounds' paths from index.html
