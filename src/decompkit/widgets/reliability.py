@@ -20,6 +20,7 @@ from ..plots.reliability import plot_d_phi_plane
 from ..plots.style import GREY, PALETTE
 from .base import Explorer
 from .controls import float_slider, int_slider, projector_fonts, rows_html
+from .view import CSS_DPI
 
 __all__ = ["ReliabilityExplorer", "reliability_explorer"]
 
@@ -30,6 +31,20 @@ SERIES = {
     "until_pass": {"color": PALETTE[1], "linestyle": "-."},
     "kappa": {"color": PALETTE[2], "linestyle": ":"},
 }
+
+#: Below this width (CSS pixels) the titles, the (d, phi) panel's y label and the legend take
+#: their short forms: the long ones leave the figure or run into the colour bar at 150 % zoom.
+NARROW = 1000
+#: Legend labels of the curves: wide and short.
+_LABELS = {
+    "bare": ("no check: $p^n$", "no check"),
+    "one_retry": (r"one retry: $p'^n$ (with $\varphi$)", "one retry"),
+    "until_pass": (r"retry until pass: $p'^n_\infty$", "until pass"),
+    "kappa": (r"perfect check, $\kappa$ attempts", r"$\kappa$ attempts"),
+}
+#: Title of the chain panel, of the (d, phi) panel (a format of p) and the (d, phi) panel's
+#: y label where the figure is narrow.
+_NARROW_TEXTS = ("Checks slow the decay", "Helps where d > phi\n(p = {p:g})", "false alarm, phi")
 
 #: Grid points per axis of the (d, phi) panel; the shading is smooth at this size already.
 _PLANE_RESOLUTION = 51
@@ -125,13 +140,8 @@ class ReliabilityExplorer(Explorer):
         left, right = fig.subplots(1, 2, width_ratios=(1.7, 1.0))
         n = self.steps
         self.lines = {
-            key: left.plot(n, n * 0.0, linewidth=2, label=label, **SERIES[key])[0]
-            for key, label in (
-                ("bare", "no check: $p^n$"),
-                ("one_retry", r"one retry: $p'^n$ (with $\varphi$)"),
-                ("until_pass", r"retry until pass: $p'^n_\infty$"),
-                ("kappa", r"perfect check, $\kappa$ attempts"),
-            )
+            key: left.plot(n, n * 0.0, linewidth=2, label=wide, **SERIES[key])[0]
+            for key, (wide, _) in _LABELS.items()
         }
         self.marker = left.axvline(0, color="black", linewidth=1, linestyle=":")
         left.axhline(0.5, color=GREY, linestyle=":", linewidth=1, zorder=1)  # under the curves
@@ -143,14 +153,20 @@ class ReliabilityExplorer(Explorer):
             title="A check at each boundary slows the decay",
         )
         # Beside the axes, never over the curves or the n marker.
-        left.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        self.legend = left.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        self.panels = (left, right)
         plot_d_phi_plane(self.controls["p"].value, resolution=_PLANE_RESOLUTION, ax=right)
         self.plane = right.collections[0]
         self.plane_title = right.title
         # The plot function's title ends in "(p = ...)"; keep its words, wrap it to the panel.
         words = self.plane_title.get_text().rsplit("(p =", 1)[0].strip()
-        self._plane_title_format = textwrap.fill(words, 30) + " (p = {p:g})"
+        self._wide_texts = (
+            left.get_title(),
+            textwrap.fill(words, 30) + " (p = {p:g})",
+            right.get_ylabel(),
+        )
         self.plane_title.set_fontsize(10)
+        self._resized(self.figure.get_figwidth() * CSS_DPI, None)
         self.colorbar = self.plane.colorbar
         (self.point,) = right.plot(
             [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
@@ -170,6 +186,19 @@ class ReliabilityExplorer(Explorer):
             self.colorbar.ax,
             *self._spines(left, right),
         )
+
+    def _resized(self, width, height):
+        """Short titles, (d, phi) y label and legend where the figure is narrow, the wide ones
+        where it is wide."""
+        narrow = int(width < NARROW)  # 1: the short forms
+        left, right = self.panels
+        texts = _NARROW_TEXTS if narrow else self._wide_texts
+        # The texts' own setters: set_title would reset the font size outside projector_fonts.
+        left.title.set_text(texts[0])
+        self._plane_title_format = texts[1]
+        right.yaxis.label.set_text(texts[2])
+        for key, text in zip(self.lines, self.legend.get_texts(), strict=True):
+            text.set_text(_LABELS[key][narrow])
 
     def _refresh(self):
         v = {name: self._value(name) for name in self.controls}
