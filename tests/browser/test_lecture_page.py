@@ -227,15 +227,21 @@ def _same_picture(page, name, draw, ratio=1, boxes=None):
         )
 
 
+#: A new picture is painted and the canvas shows what the controls ask for (a late redraw of
+#: the picture before may be painted first).
+_SHOWN = (
+    "() => {{ const e = window.lecturePage.explorers.{name}; return e.painted > {before} "
+    "&& JSON.stringify(e.setting) === JSON.stringify(e.wanted); }}"
+)
+
+
 def _press(page, name, control, key):
     """Press ``key`` on a slider and wait for the explorer's next picture."""
     before = page.evaluate(f"() => window.lecturePage.explorers.{name}.painted")
     page.focus(f"#{name}-{control}")
     page.keyboard.press(key)
     try:
-        page.wait_for_function(
-            f"() => window.lecturePage.explorers.{name}.painted > {before}", timeout=10_000
-        )
+        page.wait_for_function(_SHOWN.format(name=name, before=before), timeout=10_000)
     except PlaywrightTimeout:
         pytest.fail(f"{name}: {key} on {control} painted no new picture")
 
@@ -321,7 +327,7 @@ def test_the_trace_is_the_kits_picture_in_every_layout(
             before = page.evaluate("() => window.lecturePage.explorers.trace.painted")
             page.focus("#trace-event")
             page.keyboard.press(key)
-            page.wait_for_function(f"() => window.lecturePage.explorers.trace.painted > {before}")
+            page.wait_for_function(_SHOWN.format(name="trace", before=before))
         stepper.controls["event"].value = page.evaluate(
             "() => window.lecturePage.explorers.trace.setting.event"
         )

@@ -7,8 +7,9 @@
 // the background with the notebook explorers' own painting code (explorer.js), and the
 // readouts are written as HTML text, as the notebook explorers write them.
 //
-// For tests and for the curious, window.lecturePage.explorers[name] holds each explorer's
-// setting, the numbers it drew (.values) and how many pictures it painted (.painted).
+// For tests and for the curious, window.lecturePage.explorers[name] holds the setting the
+// canvas shows (.setting) and the numbers drawn for it (.values), the setting the controls
+// ask for (.wanted) and how many pictures it painted (.painted).
 
 import { paint } from "./explorer.js";
 import * as L from "./lecture.js";
@@ -148,6 +149,7 @@ class Picture {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(back, 0, 0);
     paint(ctx, scene, new Map());
+    this.painted(parts);
     return true;
   }
 
@@ -168,6 +170,7 @@ class Picture {
     this.ctx.setTransform(1, 0, 0, 1, 0, 0);
     this.ctx.drawImage(back, 0, 0);
     paint(this.ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
+    this.painted(k);
     return true;
   }
 
@@ -377,12 +380,13 @@ function explorer(spec, main) {
     `<div class="readout" aria-live="polite"></div></div>` +
     `<div class="figure"></div><div class="table"></div><div class="status" role="status"></div>`;
   main.append(section);
-  const state = { setting: {}, values: null, painted: 0 };
+  const state = { setting: {}, wanted: {}, values: null, painted: 0 };
   let pending = false;
+  let latest = null; // the parts (or step) of the newest setting
   const update = () => {
     if (pending) return;
     pending = true;
-    requestAnimationFrame(async () => {
+    requestAnimationFrame(() => {
       pending = false;
       const setting = Object.fromEntries(Object.entries(sliders).map(([k, s]) => [k, s.value()]));
       let result;
@@ -395,13 +399,14 @@ function explorer(spec, main) {
       section.querySelector(".status").textContent = "";
       section.querySelector(".readout").innerHTML = result.readout;
       section.querySelector(".table").innerHTML = result.table || "";
-      Object.assign(state, { setting, values: result.values });
+      state.wanted = setting;
       if (buttons) stepped(buttons, sliders.event);
-      const drawn = result.parts ? picture.draw(result.parts) : picture.drawStep(result.step);
-      if (await drawn) {
-        state.painted += 1;
-        section.dataset.painted = String(state.painted);
-      }
+      // .setting and .values say what the canvas shows, and .painted counts new pictures:
+      // they change once this picture is first painted, by this draw or by a newer one of
+      // the same picture (a redraw for a new width), never by a late redraw of the one before.
+      latest = { parts: result.parts || result.step, setting, values: result.values };
+      if (result.parts) picture.draw(result.parts);
+      else picture.drawStep(result.step);
     });
   };
   const sliders = {};
@@ -418,6 +423,13 @@ function explorer(spec, main) {
   }
   const buttons = spec.readout === "stepper" ? stepper(columns, sliders.event) : null;
   const picture = new Picture(spec, section.querySelector(".figure"));
+  picture.painted = (parts) => {
+    if (!latest || parts !== latest.parts || latest.shown) return;
+    latest.shown = true; // a redraw of the same picture (a new width) is not a new one
+    Object.assign(state, { setting: latest.setting, values: latest.values });
+    state.painted += 1;
+    section.dataset.painted = String(state.painted);
+  };
   update();
   return { state, picture };
 }
