@@ -1,19 +1,30 @@
 // Evaluate the page's formulas on a list of cases, for tests/test_page_parity.py.
 //
-// Usage: node tests/page_parity.mjs LECTURE_JS CASES_JSON
-// CASES_JSON holds [{"fn": name, "args": [...]}, ...]; stdout gets one JSON list with, per case,
-// {"value": result} or {"error": name, "message": text, "cycle": [...] (CycleError only)}.
-// Non-finite numbers, which JSON lacks, travel as {"$float": "inf" | "-inf" | "nan"}.
+// Usage: node tests/page_parity.mjs MODULE.js ... CASES_JSON
+// The modules (checks.js, lecture.js, plans.js) come in import order; their exports together are
+// the functions the cases name. CASES_JSON holds [{"fn": name, "args": [...]}, ...]; stdout gets
+// one JSON list with, per case, {"value": result} or {"error": name, "message": text, "cycle":
+// [...] (CycleError only)}. Non-finite numbers, which JSON lacks, travel as
+// {"$float": "inf" | "-inf" | "nan"}.
 //
-// lecture.js is an ES module in a folder without a package.json, which Node would read as
-// CommonJS; importing its text as a data: URL loads it as a module on every Node version.
+// The modules live in a folder without a package.json, which Node would read as CommonJS; each is
+// imported from its text as a data: URL, its imports of the modules before it pointed there (as
+// the page does with blob: URLs).
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 
-const [lecturePath, casesPath] = process.argv.slice(2);
-const source = readFileSync(lecturePath, "utf8");
-const lecture = await import(
-  `data:text/javascript;base64,${Buffer.from(source).toString("base64")}`
-);
+const args = process.argv.slice(2);
+const casesPath = args.pop();
+const urls = {};
+const lecture = {};
+for (const path of args) {
+  const source = readFileSync(path, "utf8").replace(/from\s+"\.\/([\w.-]+)"/g, (_, name) => {
+    if (!urls[name]) throw new Error(`module ${name} is not given before ${path}`);
+    return `from "${urls[name]}"`;
+  });
+  urls[basename(path)] = `data:text/javascript;base64,${Buffer.from(source).toString("base64")}`;
+  Object.assign(lecture, await import(urls[basename(path)]));
+}
 const cases = JSON.parse(readFileSync(casesPath, "utf8"));
 
 const results = cases.map(({ fn, args }) => {

@@ -25,7 +25,9 @@ from decompkit import reliability as rel
 from decompkit.widgets.dag import duration_range
 
 ROOT = Path(__file__).resolve().parents[1]
-LECTURE = ROOT / "src" / "decompkit" / "page" / "lecture.js"
+PAGE = ROOT / "src" / "decompkit" / "page"
+#: The page's modules of formulas, in import order.
+MODULES = [PAGE / "checks.js", PAGE / "lecture.js", PAGE / "plans.js"]
 RUNNER = Path(__file__).with_name("page_parity.mjs")
 NODE = shutil.which("node")
 
@@ -527,7 +529,10 @@ def parity(tmp_path_factory):
     path = tmp_path_factory.mktemp("page") / "cases.json"
     path.write_text(json.dumps([{"fn": c.fn, "args": list(c.args)} for c in flat], allow_nan=False))
     run = subprocess.run(
-        [NODE, str(RUNNER), str(LECTURE), str(path)], capture_output=True, text=True, timeout=60
+        [NODE, str(RUNNER), *map(str, MODULES), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert run.returncode == 0, run.stderr
     results = iter(json.loads(run.stdout, object_hook=_decode))
@@ -610,7 +615,8 @@ def test_page_matches_the_package(parity, family):
 
 
 def test_every_exported_function_is_compared(parity):
-    exported = set(re.findall(r"^export function (\w+)", LECTURE.read_text(), flags=re.M))
+    formulas = "".join(path.read_text() for path in MODULES[1:])  # not checks.js' helpers
+    exported = set(re.findall(r"^export function (\w+)", formulas, flags=re.M))
     compared = {case.fn for name, cases in parity.items() if name != "figures" for case, _ in cases}
     assert exported - compared == set(), "exported but never compared with the package"
     assert sum(map(len, parity.values())) > 1000  # a few thousand cases in all

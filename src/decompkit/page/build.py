@@ -36,6 +36,7 @@ _WIDGETS = _HERE.parent / "widgets"
 #: The page's modules in the order they are loaded (each imports only those before it).
 MODULES = {
     "explorer.js": _WIDGETS / "explorer.js",
+    "checks.js": _HERE / "checks.js",
     "lecture.js": _HERE / "lecture.js",
     "page.js": _HERE / "page.js",
 }
