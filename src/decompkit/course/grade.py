@@ -313,10 +313,14 @@ def _grade_all(plan, saving: _Saving, found: dict, bar) -> None:
         except KeyboardInterrupt:
             run.interrupted = True
         finally:
-            if bar is not None:
-                bar.close()
-            run.problems += plan.finish()
-            integrity_files(root, run.assignment, run.graded, plan.flags)
+            # A second Ctrl-C (or a terminate) waits until the run has cleaned up after itself:
+            # landing inside the removal of its scratch folder, it once ended the command with
+            # an OSError's traceback instead of one line.
+            with _uninterrupted():
+                if bar is not None:
+                    bar.close()
+                run.problems += plan.finish()
+                integrity_files(root, run.assignment, run.graded, plan.flags)
 
 
 @contextmanager
