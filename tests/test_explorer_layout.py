@@ -11,12 +11,11 @@ zoom on a 1280 x 720 projector JupyterLab gives an explorer 673 px wide and Note
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from matplotlib.text import Annotation, Text
+from text_extents import text_problems
 
-from decompkit import examples, scheduler, widgets
+from decompkit import widgets
 
 pytestmark = pytest.mark.slow  # one explorer and a few full draws per case
 
@@ -57,33 +56,7 @@ def drawn_text_boxes(explorer) -> list:
 
 def problems(explorer) -> list:
     """Texts that leave the figure, and pairs of texts that overlap (by more than a pixel)."""
-    boxes = drawn_text_boxes(explorer)
-    bound = explorer.figure.bbox
-    found = [
-        ("leaves the figure", name)
-        for name, box in boxes
-        if box.x0 < bound.x0 - 1
-        or box.x1 > bound.x1 + 1
-        or box.y0 < bound.y0 - 1
-        or box.y1 > bound.y1 + 1
-    ]
-    for (a, one), (b, other) in itertools.combinations(boxes, 2):
-        wide = min(one.x1, other.x1) - max(one.x0, other.x0)
-        high = min(one.y1, other.y1) - max(one.y0, other.y0)
-        if wide > 1 and high > 1:
-            found.append(("overlap", a, b))
-    return found
-
-
-def _repaired():
-    a = examples.coding_task()
-    return scheduler.run_with_repair(
-        a.graph,
-        a.durations,
-        workers=2,
-        step=scheduler.scripted({"run_tests": ["fail"]}),
-        faulty={"run_tests": "write_code"},
-    )
+    return text_problems(drawn_text_boxes(explorer), explorer.figure.bbox)
 
 
 #: The explorers as the browser tests show them (bench/bench_browser.py).

@@ -7,11 +7,10 @@ browser open, Notebook 7's about 1108; 640 is the narrowest the explorers draw a
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Annotation, Text
+from text_extents import text_problems
 
 from decompkit import scheduler
 from decompkit.exercises import trace
@@ -55,18 +54,7 @@ def _problems(figure) -> list:
         patch = text.get_bbox_patch()
         box = (patch or text).get_window_extent(renderer)
         boxes.append((text.get_text().replace("\n", " "), box))
-    bound = figure.bbox
-    found = [
-        ("leaves the figure", name)
-        for name, box in boxes
-        if box.x0 < bound.x0 - 1 or box.x1 > bound.x1 + 1 or box.y0 < -1 or box.y1 > bound.y1 + 1
-    ]
-    for (a, one), (b, other) in itertools.combinations(boxes, 2):
-        wide = min(one.x1, other.x1) - max(one.x0, other.x0)
-        high = min(one.y1, other.y1) - max(one.y0, other.y0)
-        if wide > 1 and high > 1:
-            found.append(("overlap", a, b))
-    return found
+    return text_problems(boxes, figure.bbox)
 
 
 @pytest.mark.parametrize("width", [640, 848, 1108])
