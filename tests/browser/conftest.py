@@ -23,6 +23,21 @@ import pytest
 from .jupyter_server import CHROMIUM, TEST_SETTINGS, ServerError, chromium, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def code_notebook(cells):
+    """A notebook of code cells with these sources, for the python3 kernel."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
 NOTEBOOKS = ROOT / "notebooks"
 #: The released notebook the browser tests open, relative to notebooks/.
 NOTEBOOK = "decomp/02-long-horizons.ipynb"

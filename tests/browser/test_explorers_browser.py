@@ -20,7 +20,7 @@ from PIL import Image
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import ROOT
+from .conftest import ROOT, code_notebook
 
 sys.path.insert(0, str(ROOT / "bench"))
 import bench_browser as bench  # noqa: E402
@@ -437,12 +437,7 @@ def test_a_long_check_line_wraps_at_spaces(projector_page, lab_server, artifacts
     import nbformat
 
     page = projector_page
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _CHECK_CELLS])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
+    nb = code_notebook(_CHECK_CELLS)
     name = "check-line.ipynb"
     nbformat.write(nb, lab_server.root / name)
     page.goto(lab_server.lab_url(name))

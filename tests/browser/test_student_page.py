@@ -31,7 +31,7 @@ from decompkit.exercises import EXERCISES, plans
 from decompkit.exercises.params import params
 from decompkit.plan import validate_plan
 
-from .conftest import NOTEBOOKS, with_answers
+from .conftest import NOTEBOOKS, code_notebook, with_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASED = NOTEBOOKS / "decomp"
@@ -670,12 +670,7 @@ def test_a_check_in_strict_mode_fails_its_cell_with_the_one_line(page, lab_serve
         "p_prime = P.p + (1 - P.p) * P.d",
         'chain.check("p_prime", p_prime, P)',
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
+    nb = code_notebook(cells)
     name = "decomp/page-strict.ipynb"
     _write(lab_server, name, nb)
     tab = Tab(page, lab_server, name, artifacts)
