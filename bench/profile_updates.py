@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import ipywidgets as widgets  # noqa: E402
+from bench_widgets import repaired_run  # noqa: E402
 
-from decompkit import examples, scheduler  # noqa: E402
 from decompkit import widgets as explorers  # noqa: E402
 from decompkit.widgets import base, recorder, render, view  # noqa: E402
 
@@ -39,22 +39,11 @@ from decompkit.widgets import base, recorder, render, view  # noqa: E402
 MAKERS = {
     "reliability": lambda: explorers.reliability_explorer(),
     "horizon": lambda: explorers.horizon_explorer(trials=2000, seed=1),
-    "trace stepper": lambda: explorers.trace_stepper(_repaired()),
+    "trace stepper": lambda: explorers.trace_stepper(repaired_run()),
     "DAG": lambda: explorers.dag_explorer(example="B", workers=3),
 }
 #: Width in CSS pixels and pixel ratio the page reports (JupyterLab at 1280 x 800).
 SCREEN = [1000, 1.0, 700]
-
-
-def _repaired():
-    a = examples.coding_task()
-    return scheduler.run_with_repair(
-        a.graph,
-        a.durations,
-        workers=2,
-        step=scheduler.scripted({"run_tests": ["fail"]}),
-        faulty={"run_tests": "write_code"},
-    )
 
 
 def far_values(low, high, step, start, count):
