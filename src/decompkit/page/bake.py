@@ -24,10 +24,26 @@ from ..widgets.controls import projector_fonts
 from ..widgets.recorder import SceneRecorder, Sprites
 from ..widgets.view import CSS_DPI
 
-__all__ = ["RATIOS", "bake", "bake_stepper", "controls_of", "squeeze_png"]
+__all__ = [
+    "BACKGROUND",
+    "RATIOS",
+    "background_file",
+    "bake",
+    "bake_stepper",
+    "controls_of",
+    "squeeze_png",
+]
 
 #: Device pixel ratios baked: the page picks 2 on a screen of ratio 1.5 or more.
 RATIOS = (1, 2)
+#: The names :func:`background_file` gives (a rebuild removes these and nothing else).
+BACKGROUND = re.compile(r"[a-z]+-\d+@\dx\.png")
+
+
+def background_file(name: str, width: int, ratio: int) -> str:
+    """The file of explorer ``name``'s background baked ``width`` CSS pixels wide at
+    ``ratio``: ``<name>-<width>@<ratio>x.png``."""
+    return f"{name}-{width}@{ratio}x.png"
 
 
 def squeeze_png(png: bytes) -> bytes:
@@ -136,7 +152,7 @@ def bake(stage, *, widths, folder, name) -> dict:
                 over, used = recorder.record(list(overlay))
             if used:
                 raise ValueError(f"the overlay of {name} draws text, which the page cannot show")
-            file = f"{name}-{width}@{ratio}x.png"
+            file = background_file(name, width, ratio)
             (folder / file).write_bytes(squeeze_png(png))
             ratios[str(ratio)] = {
                 "background": file,
@@ -220,7 +236,7 @@ def bake_stepper(explorer, *, widths, folder, name) -> dict:
                     texts.append(
                         {k: _unstyled(getattr(explorer, k).value) for k in ("readout", "table")}
                     )
-            file = f"{name}-{width}@{ratio}x.png"
+            file = background_file(name, width, ratio)
             (folder / file).write_bytes(squeeze_png(explorer.view.frame))
             figure = explorer.figure
             css = [round(v) for v in figure.get_size_inches() * CSS_DPI]

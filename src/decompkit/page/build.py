@@ -27,7 +27,7 @@ from ..widgets.controls import rows_html
 from ..widgets.horizon import HorizonExplorer
 from ..widgets.reliability import ReliabilityExplorer
 from ..widgets.trace import TraceStepper
-from .bake import bake, bake_stepper, controls_of
+from .bake import BACKGROUND, bake, bake_stepper, controls_of
 
 __all__ = ["BUDGET_BYTES", "Stage", "build_page", "staged", "trace_run"]
 
@@ -43,10 +43,8 @@ MODULES = {
 #: Size budget of the whole folder, in bytes (a course site or a USB stick: any host).
 BUDGET_BYTES = 2_000_000
 
-#: How index.html says it is a lecture page (a build may replace it), and the names of the
-#: backgrounds a build writes into assets/ (a build removes those only).
+#: How index.html says it is a lecture page (a build may replace it).
 GENERATOR = '<meta name="generator" content="decompkit lecture page">'
-_BACKGROUND = re.compile(r"[a-z]+-\d+@\dx\.png")
 #: Widths in CSS pixels each figure is baked at: the notebook's, and one that fits a
 #: 1280 x 720 screen at 150 % zoom (853 CSS pixels wide).
 WIDTHS = (1104, 800)
@@ -304,7 +302,7 @@ def build_page(folder, student=None) -> pathlib.Path:
     assets = folder / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     for old in assets.iterdir():  # an earlier build's backgrounds
-        if _BACKGROUND.fullmatch(old.name) and old.is_file():
+        if BACKGROUND.fullmatch(old.name) and old.is_file():
             old.unlink()
     owners = {student_of(n) for n in numbers}
     explorers = [make(n, assets) for (make, _), n in zip(EXPLORERS, numbers, strict=True)]
