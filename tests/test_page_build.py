@@ -86,10 +86,14 @@ def test_the_modules_travel_inside_the_page(lecture):
 def test_the_data_match_the_backgrounds(lecture):
     data = page_data(lecture)
     assert data["whose"] == "the lecture's numbers"
-    assert [spec["name"] for spec in data["explorers"]] == ["reliability", "horizon", "trace"]
+    names = [spec["name"] for spec in data["explorers"]]
+    assert names == ["reliability", "horizon", "dag", "trace"]
     for spec in data["explorers"]:
         names = {c["name"] for c in spec["controls"]}
-        assert names == {n for column in spec["columns"] for n in column}
+        if spec["name"] == "dag":  # its own controls: example, options, durations
+            assert names == {"workers"} and not spec["columns"]
+        else:
+            assert names == {n for column in spec["columns"] for n in column}
         for layout in spec["layouts"]:
             assert set(layout["ratios"]) == {"1", "2"}
             for ratio, baked in layout["ratios"].items():
@@ -99,6 +103,9 @@ def test_the_data_match_the_backgrounds(lecture):
                 assert abs(height - int(ratio) * layout["css"][1]) <= 1
                 if "scenes" in baked:  # a stepper: every step's scene, recorded
                     _check_steps(spec, baked, spec["sprites"][ratio])
+                    continue
+                if "structures" in baked:  # the DAG explorer: pieces to assemble
+                    _check_dag_pieces(spec, baked, spec["sprites"][ratio])
                     continue
                 for box in (ax["box"] for ax in baked["axes"].values()):
                     assert 0 <= box[0] < box[2] <= width and 0 <= box[1] < box[3] <= height
@@ -114,6 +121,35 @@ def _check_steps(spec, baked, sprites):
     names = {item["id"] for item in baked["items"] if "id" in item}
     assert names and names <= set(sprites)
     assert len({json.dumps(s) for s in baked["scenes"]}) > steps // 2  # the steps differ
+
+
+def _sprite_ids(value):
+    """Every bitmap id an item (or a piece: [id, dx, dy, advance]) of ``value`` names."""
+    if isinstance(value, dict):
+        own = {value[k] for k in ("id", "hatch") if isinstance(value.get(k), str)}
+        return own.union(*(_sprite_ids(v) for v in value.values()))
+    if isinstance(value, list):
+        if len(value) == 4 and isinstance(value[0], str) and isinstance(value[3], float):
+            return {value[0]}
+        return set().union(*(_sprite_ids(v) for v in value))
+    return set()
+
+
+def _check_dag_pieces(spec, baked, sprites):
+    named = _sprite_ids(baked)
+    assert named and named <= set(sprites)  # every bitmap a piece names travels with the page
+    for key, example in spec["examples"].items():
+        for structure, graph in example["graphs"].items():
+            pieces = baked["structures"][f"{key} {structure}"]
+            assert set(pieces["boxes"]) == {node for node, _ in graph}
+            edges = {(u, v) for v, preds in graph for u in preds}
+            assert {(a["u"], a["v"]) for a in pieces["arrows"]} == edges
+        # the time axis reaches past the longest plan: every task at its longest, one worker
+        longest = example["high"] * len(example["durations"]) + example["coordination"]
+        assert max(map(int, baked["gantt"]["xticks"])) >= 1.1 * longest
+        names = {str(n) for pair in example["labels"].items() for n in pair}
+        assert names <= set(baked["gantt"]["labels"])
+    assert set(baked["gantt"]["y"]) == {str(w) for w in range(1, 7)}
 
 
 def test_the_lecture_numbers_start_the_explorers(lecture):
@@ -135,6 +171,17 @@ def test_the_lecture_numbers_start_the_explorers(lecture):
         "n": horizon.n,
         "budget_factor": horizon.budget_factor,
     }
+    _check_dag_start(page_data(lecture), params("dag", "lecture"))
+
+
+def _check_dag_start(data, numbers):
+    (spec,) = [s for s in data["explorers"] if s["name"] == "dag"]
+    assert spec["controls"][0]["value"] == numbers.workers
+    for key in ("A", "B"):
+        example = getattr(numbers, key)
+        start = {c["name"]: c["value"] for c in spec["durations"][key]}
+        assert start == {f"duration-{key}-{n}": d for n, d in example.durations.items()}
+        assert spec["examples"][key]["coordination"] == example.coordination
 
 
 @pytest.mark.slow  # a second build, seconds of figures
@@ -150,6 +197,9 @@ def test_a_student_id_gives_that_students_numbers(student):
         chain.d,
         chain.phi,
     )
+    dag = params("dag", STUDENT)
+    assert dag.B.durations != params("dag", "lecture").B.durations
+    _check_dag_start(data, dag)
     assert STUDENT in student.read_text(encoding="utf-8")
 
 

@@ -24,10 +24,12 @@ from ..exercises import trace as trace_exercise
 from ..exercises.page import student_of
 from ..exercises.params import LECTURE, params
 from ..widgets.controls import rows_html
+from ..widgets.dag import DagExplorer
 from ..widgets.horizon import HorizonExplorer
 from ..widgets.reliability import ReliabilityExplorer
 from ..widgets.trace import TraceStepper
 from .bake import BACKGROUND, bake, bake_stepper, controls_of
+from .dag import bake_dag, dag_examples
 
 __all__ = ["BUDGET_BYTES", "Stage", "build_page", "staged", "trace_run"]
 
@@ -38,6 +40,8 @@ MODULES = {
     "explorer.js": _WIDGETS / "explorer.js",
     "checks.js": _HERE / "checks.js",
     "lecture.js": _HERE / "lecture.js",
+    "plans.js": _HERE / "plans.js",
+    "dag.js": _HERE / "dag.js",
     "page.js": _HERE / "page.js",
 }
 #: Size budget of the whole folder, in bytes (a course site or a USB stick: any host).
@@ -218,6 +222,49 @@ def _trace(numbers, folder) -> dict:
     }
 
 
+#: The example notebook 4 shows its explorer with first.
+_DAG_START = "B"
+
+
+def _dag(numbers, folder) -> dict:
+    """The DAG explorer: durations and workers over the critical path and the list schedule."""
+    ex = DagExplorer(numbers, example=_DAG_START, workers=numbers.workers)
+    durations = {}
+    options = []
+    for key in ex.examples:
+        ex.controls["example"].value = key
+        nodes = list(ex.duration_sliders)
+        sliders = controls_of(ex, [f"duration {node}" for node in nodes])
+        durations[key] = [
+            {**c, "name": f"duration-{key}-{node}"} for node, c in zip(nodes, sliders, strict=True)
+        ]
+        options += [  # the checkboxes the notebook shows with this example
+            {"name": name, "example": key, "label": c.description, "tooltip": c.tooltip or ""}
+            for name, c in ex.controls.items()
+            if c in ex.options_box.children
+        ]
+    ex.close()
+    return {
+        "name": "dag",
+        "title": "Plans as DAGs: critical path and list schedule",
+        "alt": (
+            "Top: the plan, one box per task with its duration and slack, the critical path "
+            "in thick solid boxes and arrows, the other tasks in dashed boxes. Bottom: the "
+            "list schedule's Gantt chart, one row per worker, critical tasks hatched, a "
+            "dashed line at the makespan."
+        ),
+        "controls": controls_of(ex, ("workers",)),
+        "columns": [],
+        "readout": "below",
+        "table_title": "every task",
+        "start": _DAG_START,
+        "examples": dag_examples(numbers),
+        "options": options,
+        "durations": durations,
+        **bake_dag(numbers, widths=WIDTHS, folder=folder, name="dag", start=_DAG_START),
+    }
+
+
 def staged(name: str, numbers) -> Stage:
     """The explorer ``name`` (``"reliability"`` or ``"horizon"``) as the page shows it, at
     the numbers of ``numbers`` (a notebook's parameter object); its figure names the
@@ -228,7 +275,12 @@ def staged(name: str, numbers) -> Stage:
 
 
 #: The explorers on the page, in order, with the notebook whose numbers each starts at.
-EXPLORERS = ((_reliability, "chain"), (_horizon, "horizon"), (_trace, "trace"))
+EXPLORERS = (
+    (_reliability, "chain"),
+    (_horizon, "horizon"),
+    (_dag, "dag"),
+    (_trace, "trace"),
+)
 
 
 def _table_css() -> str:

@@ -12,6 +12,7 @@
 // ask for (.wanted) and how many pictures it painted (.painted).
 
 import { paint } from "./explorer.js";
+import * as D from "./dag.js";
 import * as L from "./lecture.js";
 
 const DATA = JSON.parse(document.getElementById("page-data").textContent);
@@ -109,17 +110,19 @@ class Picture {
     return this.images.get(path);
   }
 
-  /** Paint `parts`: [{key, axes, kind: "line" | "vline" | "points", x, y}] in drawing order. */
+  /** Paint `parts`: [{key, axes, kind: "line" | "vline" | "points", x, y}] in drawing order,
+   * or {kind: "scene", paint(baked)}: the items of a picture assembled for the layout. */
   async draw(parts) {
     this.parts = parts;
     const mine = ++this.token;
     const baked = this.layout();
-    const back = await this.image(baked.background);
-    if (mine !== this.token) return false; // a newer picture is on its way
     const height = baked.size[1];
-    this.fit(baked);
     const scene = [];
     for (const part of parts) {
+      if (part.kind === "scene") {
+        scene.push(...part.paint(baked).map(decoded));
+        continue;
+      }
       const ax = baked.axes[part.axes];
       const at = mapper(ax, height);
       for (const template of baked.templates[part.key]) {
@@ -144,11 +147,19 @@ class Picture {
         scene.push(item);
       }
     }
-    for (const item of baked.overlay) scene.push(decoded(item));
+    for (const item of baked.overlay || []) scene.push(decoded(item));
+    const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
+    const ids = [...new Set(scene.flatMap((item) => [item.id, item.hatch].filter(Boolean)))];
+    const [back, ...done] = await Promise.all([
+      this.image(baked.background),
+      ...ids.map((id) => this.bitmap(ratio, id)),
+    ]);
+    if (mine !== this.token) return false; // a newer picture is on its way
+    this.fit(baked);
     const ctx = this.ctx;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(back, 0, 0);
-    paint(ctx, scene, new Map());
+    paint(ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
     this.painted(parts);
     return true;
   }
@@ -309,7 +320,10 @@ function trace(spec, v) {
   return { step: k, readout: spec.steps[k].readout, table: spec.steps[k].table, values: { step: k } };
 }
 
-const COMPUTE = { reliability, horizon, trace };
+/** The DAG explorer (widgets/dag.py): its numbers and picture are in dag.js. */
+const dag = (spec, v) => D.compute(spec, v, { fixed, g, rowsHtml });
+
+const COMPUTE = { reliability, horizon, trace, dag };
 
 // -- the page ---------------------------------------------------------------------------------
 
@@ -398,7 +412,8 @@ function explorer(spec, main) {
       }
       section.querySelector(".status").textContent = "";
       section.querySelector(".readout").innerHTML = result.readout;
-      section.querySelector(".table").innerHTML = result.table || "";
+      (section.querySelector(".table-body") || section.querySelector(".table")).innerHTML =
+        result.table || "";
       state.wanted = setting;
       if (buttons) stepped(buttons, sliders.event);
       // .setting and .values say what the canvas shows, and .painted counts new pictures:
@@ -409,8 +424,13 @@ function explorer(spec, main) {
       else picture.drawStep(result.step);
     });
   };
+  if (spec.table_title) {
+    section.querySelector(".table").innerHTML =
+      `<details><summary>${escape(spec.table_title)}</summary><div class="table-body"></div></details>`;
+  }
   const sliders = {};
   const columns = section.querySelector(".controls");
+  if (spec.name === "dag") Object.assign(sliders, D.controls(spec, columns, slider, update));
   for (const names of spec.columns) {
     const column = document.createElement("div");
     column.className = "column";
