@@ -21,7 +21,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from decompkit.exercises.params import params
 from decompkit.page import build_page, staged, trace_run
-from decompkit.widgets import horizon_explorer, reliability_explorer, trace_stepper
+from decompkit.widgets import dag_explorer, horizon_explorer, reliability_explorer, trace_stepper
 from decompkit.widgets.controls import projector_fonts
 from decompkit.widgets.view import CSS_DPI
 
@@ -389,3 +389,155 @@ def test_the_page_fits_a_projector(
         # Gantt chart, 600 px tall (side by side its boxes overlap), as in the notebook.
         pytest.xfail("the trace stepper's stacked figure (600 px) is taller than 480 px")
     assert too_tall == [], f"{too_tall} do not fit {width} x {height}; see {shot.name}"
+
+
+# -- the DAG explorer -------------------------------------------------------------------------
+
+#: The notebook's start (notebook 4 shows example B) and the package's numbers behind it.
+DAG = params("dag", "lecture")
+
+
+def _dag_keys():
+    """Every control of the DAG explorer, moved by keyboard, in order: the workers, each
+    duration of B (one to 0: a task of length 0), B's options, the switch to A, A's option
+    and each duration of A."""
+    b_nodes, a_nodes = list(DAG.B.durations), list(DAG.A.durations)
+    return [
+        ("workers", "ArrowLeft"),
+        ("workers", "Home"),
+        ("workers", "End"),
+        ("workers", "PageDown"),
+        *[(f"duration-B-{node}", "ArrowRight") for node in b_nodes],
+        (f"duration-B-{b_nodes[0]}", "Home"),
+        (f"duration-B-{b_nodes[-1]}", "End"),
+        ("coordination", "Space"),
+        ("resources", "Space"),
+        ("workers", "ArrowRight"),
+        ("coordination", "Space"),
+        ("example-B", "ArrowLeft"),  # to example A
+        ("spurious_edge", "Space"),
+        *[(f"duration-A-{node}", "ArrowRight") for node in a_nodes],
+        (f"duration-A-{a_nodes[1]}", "End"),
+        (f"duration-A-{a_nodes[2]}", "Home"),
+        ("spurious_edge", "Space"),
+    ]
+
+
+def _set_dag(ex, setting):
+    """The notebook explorer ``ex`` moved to the page's ``setting``."""
+    if ex.controls["example"].value != setting["example"]:
+        ex.controls["example"].value = setting["example"]  # which turns the options off
+    with ex._hold():
+        for name in ("spurious_edge", "coordination", "resources", "workers"):
+            ex.controls[name].value = setting[name]
+        for name, value in setting.items():
+            if name.startswith("duration-"):
+                _, key, node = name.split("-", 2)
+                ex._sliders_of(key)[node].value = value
+    ex.update()
+
+
+_DAG_STATE = """() => {
+    const s = window.lecturePage.explorers.dag;
+    return {painted: s.painted, setting: s.setting, values: s.values,
+            readout: document.querySelector('#dag .readout').textContent,
+            table: document.querySelector('#dag .table-body').textContent};
+}"""
+
+
+def _same_dag_numbers(page, ex, state):
+    _set_dag(ex, state["setting"])
+    for part, widget in (("readout", ex.readout), ("table", ex.table)):
+        html = re.sub(r"<style>.*?</style>", "", widget.value, flags=re.S)
+        assert state[part] == page.evaluate(_TEXT_OF, html), (part, state["setting"])
+    cp, schedule = ex.values["critical_path"], ex.values["schedule"]
+    ours = state["values"]
+    assert ours["critical_path"] == {
+        "makespan": cp.makespan,
+        "path": list(cp.path),
+        "slack": dict(cp.slack),
+        "earliest_start": dict(cp.earliest_start),
+        "serial_time": cp.serial_time,
+    }, state["setting"]
+    assert ours["schedule"] == {
+        "start": dict(schedule.start),
+        "finish": dict(schedule.finish),
+        "worker": dict(schedule.worker),
+        "makespan": schedule.makespan,
+    }, state["setting"]
+
+
+def _kit_dag(setting, ratio):
+    """The notebook explorer's full draw at ``setting``, laid out as the page's (first
+    on its start example, as in the notebook)."""
+
+    def draw(width):
+        ex = dag_explorer(DAG, example="B")
+        ex._on_screen({"new": [width, ratio, 0]})
+        _set_dag(ex, setting)
+        try:
+            return ex.png()
+        finally:
+            ex.close()
+
+    return draw
+
+
+def test_every_dag_control_gives_the_packages_numbers_offline(
+    offline_page, lecture_page, artifacts
+):
+    """Each control of the DAG explorer, moved by keyboard on the page opened from disk with
+    nothing outside its folder allowed: the readout, the table of every task, the critical
+    path (makespan, path, slack, earliest starts) and the schedule (start, finish and worker
+    of every task, makespan) equal the notebook explorer's at the same values, and the first
+    move of each control changes the picture."""
+    page = offline_page
+    _open(page, lecture_page, 1280, 720, 1)
+    ex = dag_explorer(DAG, example="B")
+    state = page.evaluate(_DAG_STATE)
+    assert state["setting"]["example"] == "B" and state["setting"]["workers"] == DAG.workers
+    _same_dag_numbers(page, ex, state)
+    moved = set()
+    keys = _dag_keys()
+    for control, key in keys:
+        before = _canvas_png(page, "dag") if control not in moved else None
+        _press(page, "dag", control, key)
+        state = page.evaluate(_DAG_STATE)
+        _same_dag_numbers(page, ex, state)
+        if before is not None:
+            assert _canvas_png(page, "dag") != before, f"dag: {control} changed no pixel"
+            moved.add(control)
+    assert moved == {c for c, _ in keys}
+    assert state["setting"]["example"] == "A"
+    assert page.blocked == [], "the page asked for files outside its folder"
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "ratio"), [(1280, 720, 1), (853, 480, 1), (1280, 720, 2)]
+)
+def test_the_dag_explorer_is_the_kits_picture(
+    offline_page, lecture_page, artifacts, width, height, ratio
+):
+    """The picture the page assembles (boxes widened with their text, arrows to the new
+    outlines, bars, labels, ticks and texts set from pieces) against the notebook
+    explorer's full draw at the same setting, in both layouts and at pixel ratio 2: at the
+    start, with a long task (wider boxes, a longer time axis), a task of length 0 (a tick),
+    one worker, and on example A with its spurious edge."""
+    page = offline_page
+    _open(page, lecture_page, width, height, ratio)
+    b_nodes = list(DAG.B.durations)
+    moves = [
+        None,
+        (f"duration-B-{b_nodes[4]}", "End"),
+        (f"duration-B-{b_nodes[0]}", "Home"),
+        ("workers", "Home"),
+        ("coordination", "Space"),
+        ("example-B", "ArrowLeft"),
+        ("spurious_edge", "Space"),
+    ]
+    for move in moves:
+        if move:
+            _press(page, "dag", *move)
+        setting = page.evaluate("() => window.lecturePage.explorers.dag.setting")
+        _same_picture(page, "dag", _kit_dag(setting, ratio), ratio)
+    assert page.blocked == []
