@@ -11,11 +11,14 @@ zoom on a 1280 x 720 projector JupyterLab gives an explorer 673 px wide and Note
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from matplotlib.text import Annotation, Text
 from text_extents import text_problems
 
-from decompkit import widgets
+from decompkit import examples, scheduler, widgets
+from decompkit.widgets.trace import ONE_PANEL_BELOW
 
 pytestmark = pytest.mark.slow  # one explorer and a few full draws per case
 
@@ -107,3 +110,41 @@ def test_the_reliability_explorer_takes_its_wide_texts_back_where_it_is_wide_aga
     texts = [(t.get_text(), t.get_fontsize()) for t in explorer.figure.findobj(Text)]
     assert texts == [(t.get_text(), t.get_fontsize()) for t in wide.figure.findobj(Text)]
     assert narrow != [text for text, _ in texts]
+
+
+@functools.cache
+def _repaired_run():
+    """The run the browser tests step through (bench/bench_browser.py): example A with one
+    failed test run, repaired once."""
+    a = examples.coding_task()
+    return scheduler.run_with_repair(
+        a.graph,
+        a.durations,
+        workers=2,
+        step=scheduler.scripted({"run_tests": ["fail"]}),
+        faulty={"run_tests": "write_code"},
+    )
+
+
+#: ``(width, room)`` of the trace stepper: one panel at a time up to ONE_PANEL_BELOW - 1
+#: (at 150 % zoom JupyterLab leaves it 673 x 327 under its one row of controls, Notebook 7
+#: 751 x 346), side by side from there to 1104.
+TRACE_SIZES = [(640, 0), (673, 327), (751, 346), (800, 0), (ONE_PANEL_BELOW - 1, 0)]
+TRACE_SIZES += [(ONE_PANEL_BELOW, 0), (1104, 0)]
+
+
+@pytest.mark.parametrize("width, room", TRACE_SIZES)
+def test_the_trace_stepper_has_no_overlapping_or_clipped_text(width, room):
+    """Each panel it shows, before the run, halfway and at the end (the repaired plan)."""
+    stepper = widgets.trace_stepper(_repaired_run())
+    stepper.view.screen = [width, 1.0, room]
+    one = stepper.arrangement == "one panel"
+    assert one == (width < ONE_PANEL_BELOW)
+    assert stepper.view.css_height <= (300 if one else 360)
+    last = len(stepper.events)
+    for panel in ("plan", "gantt") if one else ("plan",):
+        stepper.panel.value = panel
+        for k in (0, last // 2, last):
+            stepper.controls["event"].value = k
+            stepper.png()
+            assert problems(stepper) == [], (width, panel, k)

@@ -167,10 +167,9 @@ def _overlap(a, b) -> bool:
 
 
 #: Explorers whose figure keeps its height at 150 % zoom (``MIN_HEIGHT`` None): their panels
-#: are not legible shorter (the trace stepper's stacked plan and Gantt chart, the DAG's
-#: plan and Gantt chart), so controls and figure do not yet fit 480 CSS pixels together.
-#: The test says so, and fails once one of them fits.
-TOO_TALL_AT_150 = {"trace stepper", "DAG"}
+#: are not legible shorter (the DAG's plan and Gantt chart), so controls and figure do not
+#: yet fit 480 CSS pixels together. The test says so, and fails once one of them fits.
+TOO_TALL_AT_150 = {"DAG"}
 
 
 #: Whether explorer ``i``'s canvas has as many pixels as it shows (its picture is drawn for

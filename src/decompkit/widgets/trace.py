@@ -20,7 +20,6 @@ from ..plots.scheduler import plot_trace_gantt
 from ..plots.style import GREY, PALETTE
 from .base import Explorer, serialised
 from .controls import projector_fonts, rows_html
-from .view import CSS_DPI
 
 __all__ = ["TraceStepper", "trace_stepper"]
 
@@ -37,11 +36,20 @@ STATES = {
     "cancelled": (PALETTE[3], "black", "//"),
 }
 _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
-#: Below this width (CSS pixels) the plan goes above the Gantt chart, each as wide as the
-#: notebook: side by side at JupyterLab's 848 px the boxes of repaired tasks overlapped and
-#: the labels ran into each other. The figure's height (CSS pixels) in each arrangement.
-STACK_BELOW = 1000
-HEIGHTS = {"side by side": 360, "stacked": 600}
+#: Below this width (CSS pixels) the figure shows one panel at a time, the plan or the Gantt
+#: chart, each as wide as the notebook, chosen with two buttons beside the slider (the plan
+#: first: its boxes are what a step changes). A projector at 150 % zoom (1280 x 720: about
+#: 673 x 320 CSS pixels under the controls in JupyterLab) has room for neither two panels
+#: beside each other (the plan's generations need about 85 pixels each, the Gantt chart's
+#: bars and "repair round" labels as much again) nor one above the other (the plan's lanes
+#: need about 45 pixels each, the Gantt chart's rows 15: 360 pixels and more for the
+#: lecture's run). Side by side, the lecture's plan needs 1030 pixels (at 1000 its boxes and
+#: the "repair round" labels ran into each other). The figure's height (CSS pixels) in each
+#: arrangement.
+ONE_PANEL_BELOW = 1050
+HEIGHTS = {"side by side": 360, "one panel": 300}
+#: The panel buttons' labels and the panel each shows.
+PANELS = {"plan": "plan", "Gantt chart": "gantt"}
 
 
 def _applied_repairs(result, k) -> int:
@@ -124,8 +132,16 @@ class TraceStepper(Explorer):
                 style={"description_width": "90px"},
             ),
         }
+        self.panel = widgets.ToggleButtons(
+            options=list(PANELS.items()),
+            value="plan",
+            tooltips=["the plan, each task in its state", "the Gantt chart of the whole run"],
+            style={"button_width": "auto"},
+        )
         self.table = widgets.HTML()
         c = self.controls
+        for button in (c["back"], c["forward"]):
+            button.layout.width = "auto"  # one row with the slider and the panel buttons
         c["back"].on_click(lambda _: self.step(-1))
         c["forward"].on_click(lambda _: self.step(+1))
         # In the browser the view moves the slider itself on a click: no round trip per step.
@@ -133,13 +149,17 @@ class TraceStepper(Explorer):
         c["forward"].add_class("decompkit-forward")
         self.view.stepper = [c["event"], c["back"], c["forward"]]
         self._watch("event")
+        self.panel.observe(self._on_panel, names="value")
         with projector_fonts():
             self._draw()
-        # The event table goes under the figure: beside it, it squeezed the figure.
+        self._show_panels()
+        # The counts and the event table go under the figure: beside it, the table squeezed
+        # the figure, and the counts took a second row of controls at 150 % zoom.
         self.widget = self._box(
             [
-                self._row([c["back"], c["forward"], c["event"], self.readout]),
+                self._row([c["back"], c["forward"], c["event"], self.panel]),
                 self.view,
+                self.readout,
                 self.table,
                 self.status,
             ]
@@ -156,19 +176,63 @@ class TraceStepper(Explorer):
 
     @serialised
     def _on_screen(self, change):
-        """Stack the plan above the Gantt chart where the notebook is narrow."""
+        """One panel at a time where the notebook is narrow, both side by side elsewhere."""
         width = int(change["new"][0])
-        self._legend_for(width)
-        arrangement = "stacked" if width < STACK_BELOW else "side by side"
+        arrangement = "one panel" if width < ONE_PANEL_BELOW else "side by side"
         if arrangement != self.arrangement:
             self.arrangement, self._height = arrangement, HEIGHTS[arrangement]
-            if arrangement == "stacked":
-                grid = self.figure.add_gridspec(2, 1, height_ratios=(1.1, 1.0))
+            if arrangement == "one panel":
+                grid = self.figure.add_gridspec(1, 1)
+                self._plan_slot.set_subplotspec(grid[0])
+                self.gantt_ax.set_subplotspec(grid[0])
             else:
                 grid = self.figure.add_gridspec(1, 2, width_ratios=(1.1, 1.0))
-            self._plan_slot.set_subplotspec(grid[0])
-            self.gantt_ax.set_subplotspec(grid[1])
+                self._plan_slot.set_subplotspec(grid[0])
+                self.gantt_ax.set_subplotspec(grid[1])
+            self._show_panels()
         super()._on_screen(change)
+
+    @serialised
+    def _on_panel(self, change):
+        """The panel buttons: the other panel, on a background of its own."""
+        self._show_panels()
+        self._forget_ahead()
+        self._laid_out = False
+        self.update()
+
+    def _shown(self) -> set:
+        """The panels on screen: both side by side, else the one the panel buttons chose."""
+        return {"plan", "gantt"} if self.arrangement == "side by side" else {self.panel.value}
+
+    def _show_panels(self):
+        """Show the panels of the arrangement, with their texts and legend, and name the
+        artists an update moves in them."""
+        shown = self._shown()
+        one = self.arrangement == "one panel"
+        self.panel.layout.display = "flex" if one else "none"
+        self.panel.disabled = not one
+        self.gantt_ax.set_visible("gantt" in shown)
+        self.gantt_ax.set_in_layout("gantt" in shown)
+        self._plan_slot.set_in_layout("plan" in shown)
+        for ax, _, _ in self._plans.values():
+            ax.set_visible(ax is self.dag_ax and "plan" in shown)
+            # The panel is half the width side by side: its long label takes two lines.
+            label = ax.get_xlabel().replace("\n", " ")
+            ax.set_xlabel(label if one else textwrap.fill(label, 60))
+        # Each box names its state, so one panel leaves the states' legend out for room.
+        self.legend.set_visible(not one)
+        self.legend.set_in_layout(not one)
+        scene = []
+        if "plan" in shown and self._plans:
+            scene += [
+                self.dag_ax,
+                *self.edge_arrows.values(),
+                *self.node_boxes.values(),
+                self.dag_ax.title,
+            ]
+        if "gantt" in shown:
+            scene += [self.cursor, *self._spines(self.gantt_ax)]
+        self._set_scene(*scene)
 
     def _draw(self):
         self.dag_ax, self.gantt_ax = self.figure.subplots(1, 2, width_ratios=(1.1, 1.0))
@@ -176,25 +240,16 @@ class TraceStepper(Explorer):
         self._plan_slot = self.dag_ax
         plot_trace_gantt(self.result, ax=self.gantt_ax)
         self.cursor = self.gantt_ax.axvline(0, color="black", linewidth=1.5)
-        self.legend = None
-        self._legend_for(self.figure.get_figwidth() * CSS_DPI)
-        #: One drawing of the plan per version of it (a repair makes a new one), by its edges.
-        self._plans = {}
-        self._graph_key = None
-
-    def _legend_for(self, width):
-        """The states' legend under the panels: one row, or two where the seven would not
-        fit (about 760 CSS pixels)."""
-        ncols = len(STATES) if width >= 780 else 4
-        if self.legend is not None and self.legend._ncols == ncols:
-            return
-        if self.legend is not None:
-            self.legend.remove()
         handles = [
             Patch(facecolor=face, edgecolor=GREY, hatch=hatch, label=state)
             for state, (face, _, hatch) in STATES.items()
         ]
-        self.legend = self.figure.legend(handles=handles, loc="outside lower center", ncols=ncols)
+        self.legend = self.figure.legend(
+            handles=handles, loc="outside lower center", ncols=len(STATES)
+        )
+        #: One drawing of the plan per version of it (a repair makes a new one), by its edges.
+        self._plans = {}
+        self._graph_key = None
 
     def _show_graph(self, key, graph):
         """Show the plan as it stands, drawn on first sight into an axes of its own."""
@@ -204,7 +259,6 @@ class TraceStepper(Explorer):
             else:
                 ax = self.dag_ax
             plot_dag(graph, ax=ax)
-            ax.set_xlabel(textwrap.fill(ax.get_xlabel(), 60))  # the panel is half the width
             boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
             by_text = {box.get_text(): box for box in boxes}
             nodes = {node: by_text[str(node)] for node in graph}
@@ -215,18 +269,21 @@ class TraceStepper(Explorer):
                 if isinstance(a, Annotation)
             }
             self._plans[key] = (ax, nodes, arrows)
-        for ax, _, _ in self._plans.values():
-            ax.set_visible(False)
         self.dag_ax, self.node_boxes, self.edge_arrows = self._plans[key]
-        self.dag_ax.set_visible(True)
-        self._set_scene(
-            self.dag_ax,
-            *self.edge_arrows.values(),
-            *self.node_boxes.values(),
-            self.dag_ax.title,
-            self.cursor,
-            *self._spines(self.gantt_ax),
-        )
+        self._show_panels()
+
+    def _lay_out(self):
+        # The layout leaves an invisible axes no room for its labels: where a later version
+        # of the plan is shown, the first one stands in for it (out of the picture).
+        slot = self._plan_slot
+        stand_in = slot is not self.dag_ax and "plan" in self._shown()
+        if stand_in:
+            slot.set(visible=True, animated=True)
+        try:
+            return super()._lay_out()
+        finally:
+            if stand_in:
+                slot.set(visible=False, animated=False)
 
     def _after_layout(self):
         # Later versions of the plan sit exactly where the layout put the first one.
@@ -303,7 +360,8 @@ def trace_stepper(result, *, window=2):
         Display it in a notebook. ``.controls`` holds the *back* and *forward* buttons and
         the ``"event"`` slider (k = 0 .. number of events: the state after the first k);
         ``.step(delta)`` moves like the buttons; ``.values["states"]`` maps each node to its
-        state; ``.table`` is the event table.
+        state; ``.table`` is the event table; ``.panel`` chooses the panel shown
+        (``"plan"`` or ``"gantt"``) where the notebook is narrow.
 
     Raises
     ------
@@ -315,11 +373,14 @@ def trace_stepper(result, *, window=2):
     Left: :func:`~decompkit.plots.dag.plot_dag` of the plan as it stood after event k (a
     repair round adds the unrolled copies and re-points edges), each task filled with the
     colour of its state (legend below). Right: :func:`~decompkit.plots.scheduler.plot_trace_gantt`
-    of the whole run, the black line at the time of event k. Beside: the event table around
-    event k. The state is replayed from the trace: dispatch and attempt make a node running,
-    finish done, fail failed, block blocked, cancel cancelled; a new round clears blocked and
-    cancelled (the scheduler derives its blocked set anew at every call); the rest is ready
-    (:func:`decompkit.dag.ready_set`) or pending.
+    of the whole run, the black line at the time of event k. Below: the count of tasks in
+    each state and the event table around event k. Where the notebook is narrower than
+    :data:`ONE_PANEL_BELOW` CSS pixels (a projector at 150 % zoom) the figure shows one of
+    the two panels at a time, as wide as the notebook, chosen with the *plan* and *Gantt
+    chart* buttons beside the slider. The state is replayed from the trace: dispatch and
+    attempt make a node running, finish done, fail failed, block blocked, cancel cancelled;
+    a new round clears blocked and cancelled (the scheduler derives its blocked set anew at
+    every call); the rest is ready (:func:`decompkit.dag.ready_set`) or pending.
 
     Examples
     --------
