@@ -13,7 +13,7 @@
 import { criticalPath, listSchedule } from "./plans.js";
 
 const COORDINATE = "coordinate";
-/** Points a bar keeps free around its label [plots.dag._LABEL_MARGIN]. */
+/** Points a bar keeps free around its label [plots.dag.LABEL_MARGIN]. */
 const LABEL_MARGIN = 4.0;
 const OPTIONS = { spurious_edge: "A", coordination: "B", resources: "B" };
 

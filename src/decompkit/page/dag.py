@@ -31,15 +31,15 @@ from ..plots.dag import (
     NORMAL_ARROW,
     NORMAL_BAR,
     NORMAL_BOX,
-    _axes_points,
-    _label_width,
+    axes_points,
     gantt_frame,
+    label_width,
 )
 from ..widgets.controls import projector_fonts
 from ..widgets.dag import (
-    _AXIS_ENDS,
-    _MAX_WORKERS,
+    AXIS_ENDS,
     EXAMPLES,
+    MAX_WORKERS,
     DagExplorer,
     duration_range,
     time_axis_end,
@@ -217,7 +217,7 @@ def _label(b: _Baker, label, name) -> dict:
     x0, y0, x1, y1 = label.get_bbox_patch().get_window_extent(b.agg).extents
     h = b.height
     return {
-        "points": float(_label_width(name)),
+        "points": float(label_width(name)),
         "id": sprite["id"],
         # the line's start from the anchor, the bitmap's corner from that start (on a pixel)
         "off": [line["lx"] - line["ax"], line["ly"] - line["ay"]],
@@ -261,7 +261,7 @@ def _gantt(b: _Baker, ends: dict, looks: dict) -> dict:
     ax.xaxis.set_animated(False)
     ax.yaxis.set_animated(False)
     yaxes = {}
-    for workers in range(1, _MAX_WORKERS + 1):
+    for workers in range(1, MAX_WORKERS + 1):
         gantt_frame(ax, _Workers(workers), "units")
         yaxes[str(workers)] = b.record([ax.yaxis])
     xlabels, xticks = {}, {}
@@ -288,7 +288,7 @@ def _gantt(b: _Baker, ends: dict, looks: dict) -> dict:
         "makespan": _look(b.record([ex._makespan_line])[0]),
         "spines": b.record(ex._spines(ax)),
         "title": b.line(ax.title),
-        "points": float(_axes_points(ax)),
+        "points": float(axes_points(ax)),
     }
 
 
@@ -299,7 +299,7 @@ def _ends(examples_: dict) -> dict:
     for ex in examples_.values():
         high = duration_range(ex.durations) * len(ex.durations) + (ex.coordination or 0)
         last = time_axis_end(high)
-        out.setdefault(ex.unit, set()).update(e for e in _AXIS_ENDS if e <= last)
+        out.setdefault(ex.unit, set()).update(e for e in AXIS_ENDS if e <= last)
     return {unit: sorted(ends) for unit, ends in out.items()}
 
 

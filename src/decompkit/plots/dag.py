@@ -352,9 +352,9 @@ def place_task(task, schedule, node, on_path, labels, span):
     bar.set_facecolor(look["color"])
     bar.set_hatch(look["hatch"])
     bar.set_visible(width > 0)
-    room = _axes_points(bar.axes) * width / span - _LABEL_MARGIN
+    room = axes_points(bar.axes) * width / span - LABEL_MARGIN
     names = [str((labels or {}).get(node, node)), str(node)]
-    fits = (name for name in names if _label_width(name) <= room)
+    fits = (name for name in names if label_width(name) <= room)
     text = next(fits, None) if width > 0 else None
     label.set_text(text or "")
     label.set_position((start + width / 2, row))
@@ -384,16 +384,16 @@ def gantt_title(schedule, unit) -> str:
 
 
 #: Points a bar keeps free around its label: the label's box pad and a little air.
-_LABEL_MARGIN = 4.0
+LABEL_MARGIN = 4.0
 
 
-def _axes_points(ax) -> float:
+def axes_points(ax) -> float:
     """Width of the axes in points (before a layout pass: a fair estimate)."""
     return ax.get_position().width * ax.figure.get_figwidth() * 72
 
 
 @functools.lru_cache(maxsize=512)
-def _label_width(text) -> float:
+def label_width(text) -> float:
     """Width in points of a bar label (9 pt bold), whatever the resolution."""
     prop = FontProperties(size=9, weight="bold")
     return text_to_path.get_text_width_height_descent(text, prop, ismath=False)[0]

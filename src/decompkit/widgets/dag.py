@@ -33,7 +33,7 @@ __all__ = ["DagExplorer", "dag_explorer"]
 #: The worked examples by the letter the lecture gives them.
 EXAMPLES = {"A": examples.coding_task, "B": examples.migration}
 #: Largest worker count on the slider: more than the widest generation of either example.
-_MAX_WORKERS = 6
+MAX_WORKERS = 6
 #: Which checkbox belongs to which example: only those of the example shown are on screen.
 _OPTIONS = {"spurious_edge": "A", "coordination": "B", "resources": "B"}
 _DURATION_STYLE = {"description_width": "150px"}
@@ -62,7 +62,7 @@ def _worked_examples(source):
 
 
 #: Round numbers the Gantt chart's time axis may end at (10, 12, 15, 20, 25, ...).
-_AXIS_ENDS = [round(m * 10**k) for k in range(1, 12) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)]
+AXIS_ENDS = [round(m * 10**k) for k in range(1, 12) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)]
 
 
 def time_axis_end(makespan) -> int:
@@ -74,7 +74,7 @@ def time_axis_end(makespan) -> int:
     [10, 10, 20, 25, 40, 120]
     """
     need = 1.1 * makespan
-    return next((end for end in _AXIS_ENDS if end >= need), math.ceil(need))
+    return next((end for end in AXIS_ENDS if end >= need), math.ceil(need))
 
 
 def duration_range(durations) -> int:
@@ -114,7 +114,7 @@ class DagExplorer(Explorer):
                 "workers",
                 workers,
                 1,
-                _MAX_WORKERS,
+                MAX_WORKERS,
                 "workers",
                 "workers of the list schedule",
                 style={"description_width": "70px"},
