@@ -3,10 +3,11 @@ explorers with no Python and no network, from a file or any static host.
 
 Each explorer is built with the kit's own code at the lecture's numbers (or a student's,
 drawn as the notebooks draw them: :func:`decompkit.exercises.params.params`) and baked by
-:func:`~decompkit.page.bake.bake`; the page's script computes what the controls move with the
-lecture's formulas in JavaScript (``lecture.js``) and paints it with the explorers' painting
-code (``explorer.js``). Chromium refuses module scripts from ``file://`` pages, so the three
-modules travel inside ``index.html`` and a few lines of it load them from ``blob:`` addresses.
+:func:`~decompkit.page.bake.bake` (the DAG explorer by :func:`~decompkit.page.dag.bake_dag`);
+the page's script computes what the controls move with the lecture's formulas in JavaScript
+(``lecture.js``, ``plans.js``) and paints it with the explorers' painting code
+(``explorer.js``). Chromium refuses module scripts from ``file://`` pages, so the modules
+travel inside ``index.html`` and a few lines of it load them from ``blob:`` addresses.
 """
 
 from __future__ import annotations
