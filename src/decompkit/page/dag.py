@@ -45,7 +45,7 @@ from ..widgets.dag import (
     time_axis_end,
 )
 from ..widgets.recorder import SceneRecorder, Sprites, whole_pixel
-from .bake import RATIOS, _axes, _portable, background_file, squeeze_png
+from .bake import RATIOS, background_file, squeeze_png
 
 __all__ = ["bake_dag", "dag_examples"]
 
@@ -115,7 +115,7 @@ class _Baker:
     def record(self, artists) -> list:
         items, used = self.recorder.record(list(artists))
         self.used.update(used)
-        return [_portable(item, keep_vertices=True) | _at(item) for item in items]
+        return [{k: _b64(v) if isinstance(v, bytes) else v for k, v in i.items()} for i in items]
 
     def piece(self, text, prop, colour) -> list:
         """``[id, dx, dy, advance]``: one piece of a changing text, from its baseline's left end."""
@@ -151,8 +151,10 @@ class _Baker:
         }
 
 
-def _at(item) -> dict:
-    return {"at": _b64(item["at"])} if "at" in item else {}
+def _box(ax, height) -> list:
+    """Where ``ax`` is in device pixels, y down: ``[left, top, right, bottom]``."""
+    x0, y0, x1, y1 = ax.bbox.extents
+    return [x0, height - y1, x1, height - y0]
 
 
 def _shape(item) -> dict:
@@ -371,7 +373,7 @@ def bake_dag(numbers, *, widths, folder, name="dag", start="B") -> dict:
             ratios[str(ratio)] = {
                 "background": file,
                 "size": [b.agg.width, b.agg.height],
-                "axes": {"gantt": _axes(ex.gantt_ax, b.height)},
+                "axes": {"gantt": {"box": _box(ex.gantt_ax, b.height)}},
                 "structures": structures,
                 "gantt": gantt,
                 "looks": looks,
