@@ -257,9 +257,10 @@ def _canvas_png(page, name):
     )["data"]
 
 
-def _kit_trace(stepper, ratio):
+def _kit_trace(stepper, ratio, panel="plan"):
     def draw(width):
         stepper._on_screen({"new": [width, ratio, 0]})
+        stepper.panel.value = panel  # the panel shown where the figure shows one at a time
         return stepper.png()
 
     return draw
@@ -317,21 +318,31 @@ def test_the_curves_are_the_kits_picture(offline_page, lecture_page, artifacts):
 def test_the_trace_is_the_kits_picture_in_every_layout(
     offline_page, lecture_page, artifacts, width, height, ratio
 ):
-    """The trace stepper's narrow layout (plan above the Gantt chart) and its pictures for
-    screens of pixel ratio 2, against the kit's own drawing, at a few steps."""
+    """The trace stepper's narrow layout (one panel at a time: the plan, and the Gantt chart
+    after a click on its button) and its pictures for screens of pixel ratio 2, against the
+    kit's own drawing, at a few steps."""
     page = offline_page
     _open(page, lecture_page, width, height, ratio)
     stepper = trace_stepper(trace_run(params("trace", "lecture")))
-    for key in (None, "End", "PageDown"):
-        if key:
+    buttons = page.locator("#trace .panels")
+    narrow = width < 1000
+    assert buttons.is_visible() == narrow
+    moves = [("plan", None), ("plan", "End"), ("plan", "PageDown")]
+    if narrow:
+        moves += [("gantt", "Gantt chart"), ("gantt", "Home"), ("plan", "plan")]
+    for panel, move in moves:
+        if move:
             before = page.evaluate("() => window.lecturePage.explorers.trace.painted")
-            page.focus("#trace-event")
-            page.keyboard.press(key)
+            if move in ("plan", "Gantt chart"):
+                buttons.get_by_role("button", name=move, exact=True).click()
+            else:
+                page.focus("#trace-event")
+                page.keyboard.press(move)
             page.wait_for_function(_SHOWN.format(name="trace", before=before))
-        stepper.controls["event"].value = page.evaluate(
-            "() => window.lecturePage.explorers.trace.setting.event"
-        )
-        _same_picture(page, "trace", _kit_trace(stepper, ratio), ratio)
+        shown = page.evaluate("() => window.lecturePage.explorers.trace")
+        assert shown["panel"] == (panel if narrow else None)
+        stepper.controls["event"].value = shown["setting"]["event"]
+        _same_picture(page, "trace", _kit_trace(stepper, ratio, panel), ratio)
     assert page.blocked == []
 
 
@@ -390,10 +401,6 @@ def test_the_page_fits_a_projector(
     dag_gap = scale > 1 and "dag" in too_tall
     if dag_gap:
         too_tall.remove("dag")
-    if too_tall == ["trace"] and scale > 1:
-        # Known gap: under 1000 CSS px the kit stacks the trace stepper's plan above its
-        # Gantt chart, 600 px tall (side by side its boxes overlap), as in the notebook.
-        pytest.xfail("the trace stepper's stacked figure (600 px) is taller than 480 px")
     assert too_tall == [], f"{too_tall} do not fit {width} x {height}; see {shot.name}"
     if dag_gap:
         pytest.xfail("the DAG explorer's controls and figure (about 600 px) exceed 480 px")

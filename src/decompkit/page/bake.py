@@ -37,13 +37,15 @@ __all__ = [
 #: Device pixel ratios baked: the page picks 2 on a screen of ratio 1.5 or more.
 RATIOS = (1, 2)
 #: The names :func:`background_file` gives (a rebuild removes these and nothing else).
-BACKGROUND = re.compile(r"[a-z]+-\d+@\dx\.png")
+BACKGROUND = re.compile(r"[a-z]+(-[a-z]+)?-\d+@\dx\.png")
 
 
-def background_file(name: str, width: int, ratio: int) -> str:
+def background_file(name: str, width: int, ratio: int, panel: str | None = None) -> str:
     """The file of explorer ``name``'s background baked ``width`` CSS pixels wide at
-    ``ratio``: ``<name>-<width>@<ratio>x.png``."""
-    return f"{name}-{width}@{ratio}x.png"
+    ``ratio``: ``<name>-<width>@<ratio>x.png``, or ``<name>-<panel>-<width>@<ratio>x.png``
+    for one ``panel`` of a figure that shows one at a time there."""
+    stem = name if panel is None else f"{name}-{panel}"
+    return f"{stem}-{width}@{ratio}x.png"
 
 
 def squeeze_png(png: bytes) -> bytes:
@@ -194,57 +196,79 @@ def bake_stepper(explorer, *, widths, folder, name) -> dict:
     the kit records each step's scene here (:meth:`Explorer.update` as in a notebook) and the
     page only paints them. Items repeated between steps are stored once (``items``); a step is
     the list of its items' indices; each bitmap (``sprites``, PNG in base64) is stored once
-    per pixel ratio (a text looks the same at every width).
+    per pixel ratio (a text looks the same at every width). Where the explorer shows one
+    panel at a time (its ``panel`` buttons are enabled at that width), each panel is a layout
+    of its own, named by its ``"panel"``.
 
     Returns
     -------
     dict
-        ``{"layouts": [...], "sprites": {ratio: {id: png}}, "steps": [{"readout", "table"}]}``.
+        ``{"layouts": [...], "sprites": {ratio: {id: png}}, "steps": [{"readout", "table"}]}``,
+        and ``"panels"``, ``[[label, panel], ...]`` of the buttons, where a width shows one
+        panel at a time.
     """
     slider = explorer.controls["event"]
     steps = range(slider.min, slider.max + 1)
     texts = []
     layouts = []
     sprites = {str(ratio): {} for ratio in RATIOS}
+    panels = getattr(explorer, "panel", None)
     for width in widths:
-        ratios = {}
-        for ratio in RATIOS:
-            # As in a notebook: the explorer at its first step gets the page's size, then steps.
-            slider.value = slider.min
-            explorer._on_screen({"new": [width, ratio, 0]})
-            backdrop = explorer.view.backdrop
-            items, index, scenes = [], {}, []
-            for k in steps:
-                slider.value = k
-                if explorer.view.backdrop != backdrop:  # the page holds one per layout
-                    raise RuntimeError(f"{name}: step {k} changed the background")
-                scene = []
-                for item in explorer.view.scene:
-                    portable = _portable(item, keep_vertices=True)
-                    if "at" in item:
-                        portable["at"] = _b64(item["at"])
-                    key = json.dumps(portable, sort_keys=True)
-                    if key not in index:
-                        index[key] = len(items)
-                        items.append(portable)
-                    scene.append(index[key])
-                scenes.append(scene)
-                for sid, png in explorer.view.sprites.items():
-                    if sid not in sprites[str(ratio)]:
-                        sprites[str(ratio)][sid] = _b64(squeeze_png(png))
-                if len(texts) < len(steps):  # the page carries the tables' style once
-                    texts.append(
-                        {k: _unstyled(getattr(explorer, k).value) for k in ("readout", "table")}
-                    )
-            file = background_file(name, width, ratio)
-            (folder / file).write_bytes(squeeze_png(explorer.view.frame))
-            figure = explorer.figure
-            css = [round(v) for v in figure.get_size_inches() * CSS_DPI]
-            ratios[str(ratio)] = {
-                "background": file,
-                "size": [round(figure.bbox.width), round(figure.bbox.height)],
-                "items": items,
-                "scenes": scenes,
-            }
-        layouts.append({"css": css, "ratios": ratios})
-    return {"layouts": layouts, "sprites": sprites, "steps": texts}
+        slider.value = slider.min
+        explorer._on_screen({"new": [width, 1, 0]})  # which panels it shows at this width
+        shown = [None] if panels is None or panels.disabled else [v for _, v in panels.options]
+        for panel in shown:
+            ratios = {}
+            for ratio in RATIOS:
+                # As in a notebook: the explorer at its first step gets the page's size (and
+                # the panel), then steps.
+                slider.value = slider.min
+                explorer._on_screen({"new": [width, ratio, 0]})
+                if panel is not None:
+                    panels.value = panel
+                ratios[str(ratio)] = _bake_steps(explorer, steps, sprites[str(ratio)], texts, name)
+                file = background_file(name, width, ratio, panel)
+                (folder / file).write_bytes(squeeze_png(explorer.view.frame))
+                ratios[str(ratio)]["background"] = file
+            css = [round(v) for v in explorer.figure.get_size_inches() * CSS_DPI]
+            layouts.append({"css": css, "ratios": ratios, **({"panel": panel} if panel else {})})
+        if panels is not None:
+            panels.value = panels.options[0][1]
+    baked = {"layouts": layouts, "sprites": sprites, "steps": texts}
+    if any("panel" in layout for layout in layouts):
+        baked["panels"] = [list(option) for option in panels.options]
+    return baked
+
+
+def _bake_steps(explorer, steps, sprites, texts, name) -> dict:
+    """The scene of each step on the explorer's current background: ``{"size", "items",
+    "scenes"}``; new bitmaps go into ``sprites``, the steps' texts into ``texts`` once."""
+    slider = explorer.controls["event"]
+    backdrop = explorer.view.backdrop
+    items, index, scenes = [], {}, []
+    for k in steps:
+        slider.value = k
+        if explorer.view.backdrop != backdrop:  # the page holds one per layout
+            raise RuntimeError(f"{name}: step {k} changed the background")
+        scene = []
+        for item in explorer.view.scene:
+            portable = _portable(item, keep_vertices=True)
+            if "at" in item:
+                portable["at"] = _b64(item["at"])
+            key = json.dumps(portable, sort_keys=True)
+            if key not in index:
+                index[key] = len(items)
+                items.append(portable)
+            scene.append(index[key])
+        scenes.append(scene)
+        for sid, png in explorer.view.sprites.items():
+            if sid not in sprites:
+                sprites[sid] = _b64(squeeze_png(png))
+        if len(texts) < len(steps):  # the page carries the tables' style once
+            texts.append({k: _unstyled(getattr(explorer, k).value) for k in ("readout", "table")})
+    figure = explorer.figure
+    return {
+        "size": [round(figure.bbox.width), round(figure.bbox.height)],
+        "items": items,
+        "scenes": scenes,
+    }

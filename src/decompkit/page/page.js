@@ -89,16 +89,21 @@ class Picture {
     this.images = new Map(); // background path -> Promise of a decoded image
     this.parts = null;
     this.token = 0;
+    // Where a layout shows one panel at a time (the trace stepper's plan or Gantt chart): the
+    // panel chosen, the first one until a button chooses another.
+    this.panel = (spec.panels || [[null, null]])[0][1];
   }
 
   /** The widest baked layout that fits the holder (the narrowest if none does), at the
-   * screen's pixel ratio. */
+   * screen's pixel ratio; of a width baked per panel, the chosen panel's. */
   layout() {
     const room = this.holder.clientWidth || window.innerWidth;
-    const layouts = [...this.spec.layouts].sort((x, y) => y.css[0] - x.css[0]);
+    const layouts = this.spec.layouts
+      .filter((l) => !l.panel || l.panel === this.panel)
+      .sort((x, y) => y.css[0] - x.css[0]);
     const fits = layouts.find((l) => l.css[0] <= room) || layouts[layouts.length - 1];
     const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
-    return { css: fits.css, ...fits.ratios[ratio] };
+    return { css: fits.css, panel: fits.panel || null, ...fits.ratios[ratio] };
   }
 
   image(path) {
@@ -181,7 +186,8 @@ class Picture {
     this.ctx.setTransform(1, 0, 0, 1, 0, 0);
     this.ctx.drawImage(back, 0, 0);
     paint(this.ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
-    this.painted(k);
+    if (this.showPanel) this.showPanel(baked.panel);
+    this.painted(k, baked.panel);
     return true;
   }
 
@@ -377,6 +383,35 @@ function stepper(columns, slider) {
   return buttons;
 }
 
+/** Buttons that choose the panel a layout of one panel at a time shows (the trace stepper's
+ * plan or Gantt chart where the page is narrow), after the slider, as in the notebook; hidden
+ * where the figure shows every panel. */
+function panelButtons(spec, columns, picture, update) {
+  const row = document.createElement("div");
+  row.className = "stepper panels";
+  row.setAttribute("role", "group");
+  row.setAttribute("aria-label", "panel shown");
+  const buttons = spec.panels.map(([label, panel]) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = label;
+    button.addEventListener("click", () => {
+      if (picture.panel === panel) return;
+      picture.panel = panel;
+      update();
+    });
+    row.append(button);
+    return [button, panel];
+  });
+  columns.append(row);
+  picture.showPanel = (shown) => {
+    row.style.display = shown ? "" : "none";
+    for (const [button, panel] of buttons) {
+      button.setAttribute("aria-pressed", String(panel === shown));
+    }
+  };
+}
+
 /** Disable a stepper's buttons at the ends of its slider. */
 function stepped([back, forward], slider) {
   back.disabled = slider.input.value === slider.input.min;
@@ -443,10 +478,11 @@ function explorer(spec, main) {
   }
   const buttons = spec.readout === "stepper" ? stepper(columns, sliders.event) : null;
   const picture = new Picture(spec, section.querySelector(".figure"));
-  picture.painted = (parts) => {
+  if (spec.panels) panelButtons(spec, columns, picture, update);
+  picture.painted = (parts, panel = null) => {
     if (!latest || parts !== latest.parts || latest.shown) return;
     latest.shown = true; // a redraw of the same picture (a new width) is not a new one
-    Object.assign(state, { setting: latest.setting, values: latest.values });
+    Object.assign(state, { setting: latest.setting, values: latest.values, panel });
     state.painted += 1;
     section.dataset.painted = String(state.painted);
   };
