@@ -7,6 +7,7 @@ Run from the repository root (needs /usr/bin/chromium: ``bash .ci/install-browse
     python bench/bench_browser.py --quick     # 5 changes per row
     python bench/bench_browser.py --no-ahead  # only without pictures made ahead (the round trip)
     python bench/bench_browser.py --mode ahead --ui lab --explorer DAG --changes 40
+    python bench/bench_browser.py --page      # the lecture page, no kernel (bench/bench_page.py)
 
 What is measured. A throw-away Jupyter server serves a notebook with one explorer per cell;
 headless Chromium (1280 x 800 CSS pixels, device pixel ratio 1: a projector) opens it in
@@ -898,7 +899,14 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--explorer", choices=list(EXPLORERS), action="append", help="only this")
     parser.add_argument("--screenshots", type=Path, help="save each explorer's screenshot here")
+    parser.add_argument(
+        "--page", action="store_true", help="the lecture page instead (bench/bench_page.py)"
+    )
     args = parser.parse_args(argv)
+    if args.page:  # no kernel and no server: its own table, its own targets
+        import bench_page
+
+        return bench_page.main(["--changes", str(5 if args.quick else args.changes)])
     if args.changes < 1:
         raise ValueError(f"--changes must be at least 1, got {args.changes!r}")
     changes = 5 if args.quick else args.changes

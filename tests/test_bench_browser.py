@@ -65,3 +65,28 @@ def test_a_drag_needs_20_pictures_a_second_or_one_per_value_passed(fps, values, 
 def test_helpers():
     assert bench.p90([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) == 91.0
     assert bench.on_step(0.537, 0.0, 0.01) == 0.54
+
+
+# --- the lecture page's rows (bench/bench_page.py) -------------------------------------------
+
+import bench_page  # noqa: E402
+
+
+def test_a_page_change_row_is_judged_on_its_median_against_16_ms():
+    row = bench_page.Row("horizon", "horizon-q", "click", latencies=[5, 9, 17, 30, 40])
+    assert row.verdict == "FAIL"  # median 17
+    assert bench_page.Row("horizon", "horizon-q", "click", latencies=[5, 9, 16]).verdict == "pass"
+    missed = bench_page.Row("horizon", "horizon-q", "click", latencies=[5, 5], missed=1)
+    assert missed.verdict == "FAIL"
+    assert bench_page.Row("horizon", "horizon-q", "arrow").verdict == "FAIL"  # nothing timed
+
+
+def test_a_page_drag_needs_50_pictures_a_second_or_one_per_change_of_value():
+    fast = bench_page.Row("horizon", "horizon-q", "drag", pictures=99, values=120, seconds=2.0)
+    assert fast.target == 50 and fast.verdict == "FAIL"  # 49.5 a second
+    few = bench_page.Row("dag", "dag-workers", "drag", pictures=10, values=10, seconds=2.0)
+    assert few.target == 5 and few.verdict == "pass"
+    assert (
+        bench_page.Row("dag", "dag-workers", "drag", pictures=9, values=10, seconds=2.0).verdict
+        == "FAIL"
+    )
