@@ -30,6 +30,19 @@ def page_data(index):
     return json.loads(found.group(1))
 
 
+def page_files(index):
+    """The files of ``index``'s folder, and those its page names (index.html and backgrounds)."""
+    folder = index.parent
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    named = {
+        ratio["background"]
+        for spec in page_data(index)["explorers"]
+        for layout in spec["layouts"]
+        for ratio in layout["ratios"].values()
+    }
+    return files, {"index.html"} | named
+
+
 def png_size(path):
     head = path.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
@@ -37,25 +50,24 @@ def png_size(path):
 
 
 @pytest.fixture(scope="module")
-def lecture(tmp_path_factory):
-    return build_page(tmp_path_factory.mktemp("page") / "lecture")
+def lecture(lecture_page_index):
+    return lecture_page_index
 
 
 @pytest.fixture(scope="module")
-def student(tmp_path_factory):
-    return build_page(tmp_path_factory.mktemp("page") / "student", student=STUDENT)
+def student(lecture, tmp_path_factory):
+    """A student's page built over a copy of the lecture page (a rebuild), beside a file of
+    the instructor's and a stale background of an older build."""
+    folder = tmp_path_factory.mktemp("page") / "student"
+    shutil.copytree(lecture.parent, folder)
+    (folder / "assets" / "notes.txt").write_text("mine")
+    (folder / "assets" / "reliability-999@1x.png").write_bytes(b"old")
+    return build_page(folder, student=STUDENT)
 
 
 def test_the_folder_holds_index_and_its_backgrounds(lecture):
-    folder = lecture.parent
-    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    named = {
-        ratio["background"]
-        for spec in page_data(lecture)["explorers"]
-        for layout in spec["layouts"]
-        for ratio in layout["ratios"].values()
-    }
-    assert files == {"index.html"} | named  # nothing missing, nothing left over
+    files, named = page_files(lecture)
+    assert files == named  # nothing missing, nothing left over
 
 
 def test_the_page_fits_its_size_budget(lecture):
@@ -189,7 +201,6 @@ def _check_dag_start(data, numbers):
         assert spec["examples"][key]["coordination"] == example.coordination
 
 
-@pytest.mark.slow  # a second build, seconds of figures
 def test_a_student_id_gives_that_students_numbers(student):
     data = page_data(student)
     assert data["whose"] == f"the numbers of student {STUDENT}"
@@ -225,16 +236,12 @@ def test_a_folder_of_something_else_is_refused_and_left_as_it_was(tmp_path, caps
         build_page(course / "index.html")
 
 
-def test_a_rebuild_replaces_the_page_and_keeps_other_files(lecture, tmp_path):
-    folder = tmp_path / "again"
-    shutil.copytree(lecture.parent, folder)
-    (folder / "assets" / "notes.txt").write_text("mine")
-    stale = folder / "assets" / "reliability-999@1x.png"
-    stale.write_bytes(b"old")
-    build_page(folder)
-    assert (folder / "assets" / "notes.txt").read_text() == "mine"
-    assert not stale.exists()
-    assert (folder / "index.html").read_bytes() == lecture.read_bytes()
+def test_a_rebuild_replaces_the_page_and_keeps_other_files(student):
+    assert (student.parent / "assets" / "notes.txt").read_text() == "mine"
+    files, named = page_files(student)
+    # of the older build only what the new page names is left (the stale background is
+    # gone); the instructor's own file stays
+    assert files == named | {"assets/notes.txt"}
 
 
 def test_a_malformed_id_is_refused(tmp_path, capsys):

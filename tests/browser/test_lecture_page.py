@@ -20,7 +20,7 @@ from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from decompkit.exercises.params import params
-from decompkit.page import build_page, staged, trace_run
+from decompkit.page import staged, trace_run
 from decompkit.widgets import dag_explorer, horizon_explorer, reliability_explorer, trace_stepper
 from decompkit.widgets.controls import projector_fonts
 from decompkit.widgets.view import CSS_DPI
@@ -107,8 +107,8 @@ _FIGURES = """() => [...document.querySelectorAll('section.explorer')].map(s => 
 
 
 @pytest.fixture(scope="module")
-def lecture_page(tmp_path_factory):
-    return build_page(tmp_path_factory.mktemp("lecture-page") / "page")
+def lecture_page(lecture_page_index):
+    return lecture_page_index
 
 
 @pytest.fixture
