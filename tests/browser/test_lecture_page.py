@@ -1,5 +1,6 @@
 """The static lecture page in Chromium, opened from disk with every request outside its folder
-blocked: each slider moved by keyboard gives the numbers the package gives, and the page fits
+blocked: each slider moved by keyboard (and three by a finger, as on a tablet) gives the numbers
+the package gives, and the page fits
 a 1280 x 720 projector at 100 % and at 150 % zoom with no text under 12 CSS pixels.
 
 The package's side is the notebook explorer itself, moved to the same values: its readout and
@@ -555,4 +556,46 @@ def test_the_dag_explorer_is_the_kits_picture(
             _press(page, "dag", *move)
         setting = page.evaluate("() => window.lecturePage.explorers.dag.setting")
         _same_picture(page, "dag", _kit_dag(setting, ratio), ratio)
+    assert page.blocked == []
+
+
+def _finger(session, kind, x=None, y=None):
+    points = [] if kind == "touchEnd" else [{"x": x, "y": y}]
+    session.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+
+#: Where a slider's handle is, in CSS pixels: the track less half a handle at each end.
+_HANDLE = """e => { const r = e.getBoundingClientRect(), f = (e.value - e.min) / (e.max - e.min);
+    return {x: r.left + 8 + f * (r.width - 16), y: r.top + r.height / 2, left: r.left + 8,
+            usable: r.width - 16}; }"""
+
+
+def test_a_finger_drags_the_sliders(offline_page, lecture_page):
+    """On a tablet: a finger puts down on a slider's handle, slides along the track and lifts;
+    the slider follows, a new picture comes and its numbers are the package's."""
+    page = offline_page
+    _open(page, lecture_page, 1280, 720, 1)
+    session = page.metrics_session
+    session.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
+    explorers = _python_explorers()
+    for name, control in (("reliability", "p"), ("horizon", "q"), ("trace", "event")):
+        slider = page.locator(f"#{name}-{control}")
+        slider.scroll_into_view_if_needed()
+        start = slider.evaluate(_HANDLE)
+        value = slider.input_value()
+        before = page.evaluate(f"() => window.lecturePage.explorers.{name}.painted")
+        to = (
+            start["left"]
+            + (0.8 if start["x"] < start["left"] + start["usable"] / 2 else 0.2) * start["usable"]
+        )
+        _finger(session, "touchStart", start["x"], start["y"])
+        for k in range(1, 11):
+            _finger(session, "touchMove", start["x"] + (to - start["x"]) * k / 10, start["y"])
+        _finger(session, "touchEnd")
+        try:
+            page.wait_for_function(_SHOWN.format(name=name, before=before), timeout=10_000)
+        except PlaywrightTimeout:
+            pytest.fail(f"{name}: a finger on {control} painted no new picture")
+        assert slider.input_value() != value, f"{name}: the finger did not move {control}"
+        _same_numbers(page, name, explorers[name], page.evaluate(_STATE, name))
     assert page.blocked == []
