@@ -1,7 +1,7 @@
 """The static lecture page in Chromium, opened from disk with every request outside its folder
 blocked: each slider moved by keyboard (and three by a finger, as on a tablet) gives the numbers
-the package gives, and the page fits
-a 1280 x 720 projector at 100 % and at 150 % zoom with no text under 12 CSS pixels.
+the package gives, and the page fits a 1280 x 720 projector at 100 % and at 150 % zoom with no
+text under 12 CSS pixels.
 
 The package's side is the notebook explorer itself, moved to the same values: its readout and
 the numbers it draws (``.values``) must equal the page's. Screenshots go to
