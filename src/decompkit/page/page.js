@@ -188,7 +188,17 @@ class Picture {
     paint(this.ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
     if (this.showPanel) this.showPanel(baked.panel);
     this.painted(k, baked.panel);
+    this.warm(ratio);
     return true;
+  }
+
+  /** Decode every bitmap of the stepper's steps at `ratio` once the first step is shown, in
+   * idle time, so that a step forward shows bitmaps decoded before it was asked for. */
+  warm(ratio) {
+    if (this.warmed === ratio) return;
+    this.warmed = ratio;
+    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
+    idle(() => Object.keys(this.spec.sprites[ratio]).forEach((id) => this.bitmap(ratio, id)));
   }
 
   bitmap(ratio, id) {
