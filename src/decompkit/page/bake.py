@@ -18,6 +18,7 @@ import io
 import json
 import re
 
+import numpy as np
 from PIL import Image
 
 from ..widgets.controls import projector_fonts
@@ -31,6 +32,7 @@ __all__ = [
     "bake",
     "bake_stepper",
     "controls_of",
+    "b64",
     "squeeze_png",
 ]
 
@@ -50,13 +52,22 @@ def background_file(name: str, width: int, ratio: int, panel: str | None = None)
 
 def squeeze_png(png: bytes) -> bytes:
     """The same picture as a smaller PNG (filtered rows, best zlib level): the explorers'
-    encoder favours speed, a page that is downloaded once favours size."""
+    encoder favours speed, a page that is downloaded once favours size. A bitmap of one grey
+    (a text) is stored as grey and alpha, half the bytes, the same picture wherever it is
+    not fully transparent."""
+    image = Image.open(io.BytesIO(png)).convert("RGBA")
+    pixels = np.asarray(image)
+    seen = pixels[pixels[..., 3] > 0, :3]
+    if len(seen) and (seen == seen[0]).all() and len(set(seen[0])) == 1:
+        grey = np.full(pixels.shape[:2], seen[0][0], np.uint8)
+        image = Image.fromarray(np.dstack([grey, pixels[..., 3]]), "LA")
     out = io.BytesIO()
-    Image.open(io.BytesIO(png)).save(out, format="PNG", optimize=True)
+    image.save(out, format="PNG", optimize=True)
     return out.getvalue()
 
 
-def _b64(data: bytes) -> str:
+def b64(data: bytes) -> str:
+    """``data`` as base64 text, as the page's data carry bytes."""
     return base64.b64encode(data).decode("ascii")
 
 
@@ -71,7 +82,7 @@ def _portable(item: dict, keep_vertices: bool) -> dict:
         if isinstance(value, bytes):
             if key == "at" or (key in ("xy", "c") and not keep_vertices):
                 continue
-            out[key] = _b64(value)
+            out[key] = b64(value)
         else:
             out[key] = value
     return out
@@ -254,7 +265,7 @@ def _bake_steps(explorer, steps, sprites, texts, name) -> dict:
         for item in explorer.view.scene:
             portable = _portable(item, keep_vertices=True)
             if "at" in item:
-                portable["at"] = _b64(item["at"])
+                portable["at"] = b64(item["at"])
             key = json.dumps(portable, sort_keys=True)
             if key not in index:
                 index[key] = len(items)
@@ -263,7 +274,7 @@ def _bake_steps(explorer, steps, sprites, texts, name) -> dict:
         scenes.append(scene)
         for sid, png in explorer.view.sprites.items():
             if sid not in sprites:
-                sprites[sid] = _b64(squeeze_png(png))
+                sprites[sid] = b64(squeeze_png(png))
         if len(texts) < len(steps):  # the page carries the tables' style once
             texts.append({k: _unstyled(getattr(explorer, k).value) for k in ("readout", "table")})
     figure = explorer.figure

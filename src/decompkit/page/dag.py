@@ -16,12 +16,7 @@ them.
 
 from __future__ import annotations
 
-import base64
-import io
-
-import numpy as np
 from matplotlib.backend_bases import GraphicsContextBase
-from PIL import Image
 
 from .. import examples
 from ..plots.dag import (
@@ -45,7 +40,7 @@ from ..widgets.dag import (
     time_axis_end,
 )
 from ..widgets.recorder import SceneRecorder, Sprites, whole_pixel
-from .bake import RATIOS, background_file, squeeze_png
+from .bake import RATIOS, b64, background_file, squeeze_png
 
 __all__ = ["bake_dag", "dag_examples"]
 
@@ -54,24 +49,6 @@ STRUCTURES = (("A", None), ("A", "spurious_edge"), ("B", None), ("B", "coordinat
 #: Pieces of the changing texts, besides the digits.
 _BOX_PIECES = ("d = ", ", slack ")
 _LOOKS = {"critical": True, "normal": False}
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _small_png(png: bytes) -> bytes:
-    """A bitmap of one colour (a text) as grey and alpha: half the bytes, the same picture
-    wherever it is not fully transparent."""
-    image = Image.open(io.BytesIO(png)).convert("RGBA")
-    pixels = np.asarray(image)
-    seen = pixels[pixels[..., 3] > 0, :3]
-    if len(seen) and (seen == seen[0]).all() and len(set(seen[0])) == 1:
-        grey = np.full(pixels.shape[:2], seen[0][0], np.uint8)
-        image = Image.fromarray(np.dstack([grey, pixels[..., 3]]), "LA")
-    out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
-    return out.getvalue()
 
 
 def _pairs(graph) -> list:
@@ -115,7 +92,7 @@ class _Baker:
     def record(self, artists) -> list:
         items, used = self.recorder.record(list(artists))
         self.used.update(used)
-        return [{k: _b64(v) if isinstance(v, bytes) else v for k, v in i.items()} for i in items]
+        return [{k: b64(v) if isinstance(v, bytes) else v for k, v in i.items()} for i in items]
 
     def piece(self, text, prop, colour) -> list:
         """``[id, dx, dy, advance]``: one piece of a changing text, from its baseline's left end."""
@@ -383,5 +360,5 @@ def bake_dag(numbers, *, widths, folder, name="dag", start="B") -> dict:
         css = [round(v) for v in ex.figure.get_size_inches() * 96]
         layouts.append({"css": css, "ratios": ratios})
     _show(ex, start)
-    pngs = {r: {sid: _b64(_small_png(png)) for sid, png in u.items()} for r, u in used.items()}
+    pngs = {r: {sid: b64(squeeze_png(png)) for sid, png in u.items()} for r, u in used.items()}
     return {"layouts": layouts, "sprites": pngs, "ends": ends}
