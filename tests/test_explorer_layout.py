@@ -15,9 +15,10 @@ import functools
 
 import pytest
 from matplotlib.text import Annotation, Text
+from test_widgets import repaired_run
 from text_extents import text_problems
 
-from decompkit import examples, scheduler, widgets
+from decompkit import widgets
 from decompkit.widgets.trace import ONE_PANEL_BELOW
 
 pytestmark = pytest.mark.slow  # one explorer and a few full draws per case
@@ -112,18 +113,8 @@ def test_the_reliability_explorer_takes_its_wide_texts_back_where_it_is_wide_aga
     assert narrow != [text for text, _ in texts]
 
 
-@functools.cache
-def _repaired_run():
-    """The run the browser tests step through (bench/bench_browser.py): example A with one
-    failed test run, repaired once."""
-    a = examples.coding_task()
-    return scheduler.run_with_repair(
-        a.graph,
-        a.durations,
-        workers=2,
-        step=scheduler.scripted({"run_tests": ["fail"]}),
-        faulty={"run_tests": "write_code"},
-    )
+#: The run the browser tests step through: example A with one failed test run, repaired once.
+_repaired_run = functools.cache(repaired_run)
 
 
 #: ``(width, room)`` of the trace stepper: one panel at a time up to ONE_PANEL_BELOW - 1
