@@ -163,7 +163,13 @@ def degenerate(P: AgentsParams) -> list[str]:
 
 
 def _mistakes(item: str, P: AgentsParams) -> list[Mistake]:
-    """The classic mistakes of each numeric item, with the value each produces."""
+    """The classic mistakes of numeric item ``item``, with the value each produces."""
+    return list(_mistake_rows(P).get(item, ()))
+
+
+@functools.lru_cache(maxsize=256)  # every check of an answer asks for its item's row
+def _mistake_rows(P: AgentsParams) -> dict[str, tuple[Mistake, ...]]:
+    """The classic mistakes of each numeric item for ``P``."""
     table, (n, wins, trials), plain, start = _fitted(P)
     outcomes, k = table.outcomes, P.k
     p_hat = float(outcomes.mean())
@@ -272,7 +278,7 @@ def _mistakes(item: str, P: AgentsParams) -> list[Mistake]:
             ),
         ],
     }
-    return rows.get(item, [])
+    return {name: tuple(row) for name, row in rows.items()}
 
 
 #: Where every right answer lies, and the hint for one outside.

@@ -12,6 +12,7 @@ Part C compares the attention cost of an appended transcript,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,10 +165,17 @@ def key(P: HarnessParams) -> dict:
 
 
 def _mistakes(item: str, P: HarnessParams) -> list[Mistake]:
+    """The classic mistakes of numeric item ``item``, with the value each produces."""
+    return list(_mistake_rows(P).get(item, ()))
+
+
+@functools.lru_cache(maxsize=256)  # every check of an answer asks for its item's row
+def _mistake_rows(P: HarnessParams) -> dict[str, tuple[Mistake, ...]]:
+    """The classic mistakes of each numeric item for ``P``."""
     p, q, n, B, r = P.p, P.q, P.n, P.budget, P.persuasion
     success = markov.success_exact(n, p, q, B)
     progress = revised_plan(P).progress()
-    return {
+    rows = {
         "progress_original": [
             Mistake(
                 "used_current_plan",
@@ -255,7 +263,8 @@ def _mistakes(item: str, P: HarnessParams) -> list[Mistake]:
                 "appended transcript costs",
             )
         ],
-    }.get(item, [])
+    }
+    return {name: tuple(row) for name, row in rows.items()}
 
 
 _BOUNDS = {
