@@ -29,10 +29,10 @@ __all__ = [
     "BACKGROUND",
     "RATIOS",
     "background_file",
+    "b64",
     "bake",
     "bake_stepper",
     "controls_of",
-    "b64",
     "squeeze_png",
 ]
 

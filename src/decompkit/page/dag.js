@@ -13,9 +13,6 @@
 import { criticalPath, listSchedule } from "./plans.js";
 
 const COORDINATE = "coordinate";
-/** Points a bar keeps free around its label [plots.dag.LABEL_MARGIN]. */
-const LABEL_MARGIN = 4.0;
-const OPTIONS = { spurious_edge: "A", coordination: "B", resources: "B" };
 
 // -- the numbers ------------------------------------------------------------------------------
 
@@ -288,7 +285,7 @@ function ganttPanel(baked, drawn) {
       const [x0, x1] = [X(start), X(start + span)].map((v) => snap(v, lw));
       const [y0, y1] = [Y(row - 0.3), Y(row + 0.3)].map((v) => snap(v, lw));
       bars.push(path(looks.bar[look], [x0, y0, x1, y0, x1, y1, x0, y1, x0, y0], "AQICAk8="));
-      const room = (g.points * span) / end - LABEL_MARGIN;
+      const room = (g.points * span) / end - g.margin; // points a bar keeps free (plots.dag)
       const names = [String(ex.labels[node] ?? node), String(node)];
       const name = names.find((n) => g.labels[n].points <= room);
       if (name !== undefined) {
@@ -358,7 +355,6 @@ export function controls(spec, holder, slider, onInput) {
     out[option.name] = { value: () => input.checked, input };
     options.append(label);
   }
-  for (const name of Object.keys(OPTIONS)) out[name] ||= { value: () => false };
   top.append(options);
   holder.append(top);
   const grids = {};

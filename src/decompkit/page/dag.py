@@ -23,6 +23,7 @@ from ..plots.dag import (
     CRITICAL_ARROW,
     CRITICAL_BAR,
     CRITICAL_BOX,
+    LABEL_MARGIN,
     NORMAL_ARROW,
     NORMAL_BAR,
     NORMAL_BOX,
@@ -268,6 +269,7 @@ def _gantt(b: _Baker, ends: dict, looks: dict) -> dict:
         "spines": b.record(ex._spines(ax)),
         "title": b.line(ax.title),
         "points": float(axes_points(ax)),
+        "margin": LABEL_MARGIN,
     }
 
 
