@@ -65,6 +65,9 @@ function decoded(item) {
   return item;
 }
 
+/** The pixel ratio of the baked pictures this screen takes: 2 from a ratio of 1.5 up. */
+const bakedRatio = () => ((window.devicePixelRatio || 1) >= 1.5 ? "2" : "1");
+
 const whole = (v) => Math.floor(v + 0.5);
 /** Agg's snapping of an axis-parallel path: pixel centres for odd widths, corners for even. */
 const snap = (v, lw) => Math.floor(v + 0.5) + (whole(lw) % 2 ? 0.5 : 0);
@@ -102,8 +105,7 @@ class Picture {
       .filter((l) => !l.panel || l.panel === this.panel)
       .sort((x, y) => y.css[0] - x.css[0]);
     const fits = layouts.find((l) => l.css[0] <= room) || layouts[layouts.length - 1];
-    const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
-    return { css: fits.css, panel: fits.panel || null, ...fits.ratios[ratio] };
+    return { css: fits.css, panel: fits.panel || null, ...fits.ratios[bakedRatio()] };
   }
 
   image(path) {
@@ -153,18 +155,7 @@ class Picture {
       }
     }
     for (const item of baked.overlay || []) scene.push(decoded(item));
-    const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
-    const ids = [...new Set(scene.flatMap((item) => [item.id, item.hatch].filter(Boolean)))];
-    const [back, ...done] = await Promise.all([
-      this.image(baked.background),
-      ...ids.map((id) => this.bitmap(ratio, id)),
-    ]);
-    if (mine !== this.token) return false; // a newer picture is on its way
-    this.fit(baked);
-    const ctx = this.ctx;
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.drawImage(back, 0, 0);
-    paint(ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
+    if (!(await this.paintOver(baked, scene, mine))) return false;
     this.painted(parts);
     return true;
   }
@@ -174,21 +165,28 @@ class Picture {
     this.parts = k;
     const mine = ++this.token;
     const baked = this.layout();
-    const ratio = (window.devicePixelRatio || 1) >= 1.5 ? "2" : "1";
     const scene = baked.scenes[k].map((i) => decoded(baked.items[i]));
+    if (!(await this.paintOver(baked, scene, mine))) return false;
+    if (this.showPanel) this.showPanel(baked.panel);
+    this.painted(k, baked.panel);
+    this.warm(bakedRatio());
+    return true;
+  }
+
+  /** Paint `scene` over the layout's background once both and the scene's bitmaps are
+   * decoded; false, painting nothing, when a newer picture was asked for meanwhile. */
+  async paintOver(baked, scene, mine) {
+    const ratio = bakedRatio();
     const ids = [...new Set(scene.flatMap((item) => [item.id, item.hatch].filter(Boolean)))];
     const [back, ...done] = await Promise.all([
       this.image(baked.background),
       ...ids.map((id) => this.bitmap(ratio, id)),
     ]);
-    if (mine !== this.token) return false;
+    if (mine !== this.token) return false; // a newer picture is on its way
     this.fit(baked);
     this.ctx.setTransform(1, 0, 0, 1, 0, 0);
     this.ctx.drawImage(back, 0, 0);
     paint(this.ctx, scene, new Map(ids.map((id, i) => [id, done[i]])));
-    if (this.showPanel) this.showPanel(baked.panel);
-    this.painted(k, baked.panel);
-    this.warm(ratio);
     return true;
   }
 
