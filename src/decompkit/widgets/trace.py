@@ -218,7 +218,9 @@ class TraceStepper(Explorer):
             ax.set_visible(ax is self.dag_ax and "plan" in shown)
             # The panel is half the width side by side: its long label takes two lines.
             label = ax.get_xlabel().replace("\n", " ")
-            ax.set_xlabel(label if one else textwrap.fill(label, 60))
+            wanted = label if one else textwrap.fill(label, 60)
+            if ax.get_xlabel() != wanted:  # called at every step: the same text stays as it is
+                ax.set_xlabel(wanted)
         # Each box names its state, so one panel leaves the states' legend out for room.
         self.legend.set_visible(not one)
         self.legend.set_in_layout(not one)
