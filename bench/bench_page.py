@@ -151,14 +151,14 @@ def _one_change(page, explorer: str, act) -> float | None:
     return taken
 
 
-def _track(element) -> tuple[float, float, float, float, float]:
+def _track(element) -> tuple[float, float, float, float]:
     """The track's left end, usable length and middle height, and the value's fraction."""
     box = element.bounding_box()
     low, high, value = (float(element.evaluate(f"e => e.{k}")) for k in ("min", "max", "value"))
     usable = box["width"] - THUMB_PX
     left = box["x"] + THUMB_PX / 2
     fraction = (value - low) / (high - low) if high > low else 0.0
-    return left, usable, box["y"] + box["height"] / 2, fraction, high - low
+    return left, usable, box["y"] + box["height"] / 2, fraction
 
 
 def _measure(page, explorer: str, control: str, kind: str, changes: int) -> Row:
@@ -183,7 +183,7 @@ def _measure(page, explorer: str, control: str, kind: str, changes: int) -> Row:
         return row
     if kind in ("click", "jump"):
         for i in range(changes):
-            left, usable, middle, now, _ = _track(element)
+            left, usable, middle, now = _track(element)
             if kind == "jump":
                 far = 0.975 - 0.05 * (i % 3) if now < 0.5 else 0.025 + 0.05 * (i % 3)
                 spots = [far]
