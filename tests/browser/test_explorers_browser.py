@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import sys
 import time
 
@@ -400,6 +401,8 @@ LONG_CHECK_LINE = (
 )
 #: Cells: a check line printed by the kit (say), then a long word printed plainly (which
 #: JupyterLab's own style must break inside: the detector's control).
+#: The notebook JupyterLab shows (others may be open in hidden tabs).
+_SHOWN_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 _CHECK_CELLS = [
     "from decompkit.exercises.contract import Diagnosis\n"
     "from decompkit.exercises.page import say\n"
@@ -410,7 +413,7 @@ _CHECK_CELLS = [
 #: Per rendered line of the printed text in output ``i`` of the notebook: the characters
 #: on either side of where the browser broke it, and the text's computed word-break.
 _LINE_BREAKS = """i => {
-    const pre = document.querySelectorAll('.jp-Notebook .jp-Cell')[i]
+    const pre = document.querySelectorAll('SHOWN_NOTEBOOK .jp-Cell')[i]
         .querySelector('.jp-OutputArea-output pre');
     const chars = [];  // [text node, offset] of every character, in order
     const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
@@ -439,24 +442,26 @@ def test_a_long_check_line_wraps_at_spaces(projector_page, lab_server, artifacts
     nb = code_notebook(_CHECK_CELLS)
     name = "check-line.ipynb"
     nbformat.write(nb, lab_server.root / name)
-    page.goto(lab_server.lab_url(name))
-    page.locator(".jp-Notebook .jp-Cell").nth(len(_CHECK_CELLS) - 1).wait_for(timeout=60_000)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-status]')]"
-        ".some(e => e.dataset.status === 'idle')",
-        timeout=60_000,
+    # A fresh workspace: a notebook an earlier test left open would answer the locators below.
+    page.goto(lab_server.lab_url(name) + "&reset")
+    cells = page.locator(f"{_SHOWN_NOTEBOOK} .jp-Cell")
+    cells.nth(len(_CHECK_CELLS) - 1).wait_for(timeout=60_000)
+    # The server may call the new kernel idle before the page is connected to it.
+    page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\|\s*Idle")).wait_for(
+        timeout=60_000
     )
     if not page.locator(".jp-FileBrowser:visible").count():
         page.keyboard.press("Control+b")
     page.locator(".jp-FileBrowser").first.wait_for(state="visible")
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     for i in range(len(_CHECK_CELLS)):
-        output = page.locator(".jp-Notebook .jp-Cell").nth(i).locator(".jp-OutputArea-output pre")
+        output = cells.nth(i).locator(".jp-OutputArea-output pre")
         output.wait_for(timeout=90_000)  # the first cell imports the kit: slow on a loaded machine
     page.wait_for_timeout(300)
     page.screenshot(path=artifacts / "check-line-1280.png")
-    kit, plain = (page.evaluate(_LINE_BREAKS, i) for i in range(len(_CHECK_CELLS)))
+    breaks = _LINE_BREAKS.replace("SHOWN_NOTEBOOK", _SHOWN_NOTEBOOK)
+    kit, plain = (page.evaluate(breaks, i) for i in range(len(_CHECK_CELLS)))
     # The detector sees JupyterLab's own wrapping: the plain print breaks inside its word.
     assert plain["wordBreak"] == "break-all" and plain["breaks"], plain
     assert all(" " not in b for b in plain["breaks"]), plain
