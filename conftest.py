@@ -1,6 +1,7 @@
 """Test-wide set-up shared by the doctests in src/ and the tests in tests/."""
 
 import os
+from collections import Counter
 
 import pytest
 
@@ -63,3 +64,30 @@ def pytest_xdist_make_scheduler(config, log):
 
     config.option.loadscopereorder = False  # collection order, not "most tests first"
     return ByGroup(config, log)
+
+
+#: Seconds of setup, call and teardown per share of :func:`_group` and per xdist worker, summed
+#: from the reports as they come in (in the controller on workers).
+_SHARE_SECONDS: Counter = Counter()
+_WORKER_SECONDS: Counter = Counter()
+
+
+def pytest_runtest_logreport(report):
+    _SHARE_SECONDS[_group(report.nodeid)] += report.duration
+    node = getattr(report, "node", None)  # the worker that ran it, on xdist
+    if node is not None:
+        _WORKER_SECONDS[node.gateway.id] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """With ``-n``: where the run's time went by share (one worker runs each whole, so the
+    longest share bounds the run) and how busy each worker was; what to split or lighten
+    when the suite grows slow."""
+    if not _WORKER_SECONDS:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("seconds per share of the suite (each runs whole on one worker)")
+    for share, seconds in _SHARE_SECONDS.most_common(10):
+        write(f"{seconds:8.1f} s  {share}")
+    busy = ", ".join(f"{w} {s:.0f} s" for w, s in sorted(_WORKER_SECONDS.items()))
+    write(f"busy per worker: {busy}")
