@@ -27,6 +27,7 @@ from ..plots.dag import (
 from ..plots.style import GREY
 from .base import Explorer, serialised
 from .controls import int_slider, projector_fonts, rows_html
+from .trace import ONE_PANEL_BELOW, PANELS
 
 __all__ = ["DagExplorer", "dag_explorer"]
 
@@ -37,6 +38,23 @@ MAX_WORKERS = 6
 #: Which checkbox belongs to which example: only those of the example shown are on screen.
 _OPTIONS = {"spurious_edge": "A", "coordination": "B", "resources": "B"}
 _DURATION_STYLE = {"description_width": "150px"}
+#: The figure's height (CSS pixels) with the plan above the Gantt chart, and with one panel
+#: at a time where the notebook is narrower than :data:`~.trace.ONE_PANEL_BELOW` (a projector
+#: at 150 % zoom: 673 x 359 CSS pixels in JupyterLab, controls included). There the panel
+#: takes the room under the controls down to :data:`ONE_PANEL_LOWEST`: three rows of two-line
+#: boxes, the title and the generations' ticks.
+HEIGHTS = {"one above the other": 368, "one panel": 280}
+ONE_PANEL_LOWEST = 190
+#: The plan's axis labels in each arrangement. The y label on two lines: on one, at the
+#: plan's height in the full figure, it reached the figure's top edge. One panel has no room
+#: for it across, the x label says what a column is instead.
+PLAN_LABELS = {
+    "one above the other": (
+        "generation (Kahn layer): arrows point from a task to one that waits for it",
+        "tasks that may\nrun together",
+    ),
+    "one panel": ("generation (Kahn layer): the tasks of a column may run together", ""),
+}
 
 
 def _fmt(x) -> str:
@@ -100,7 +118,8 @@ class DagExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
         if workers is None:
             workers = getattr(params, "workers", 2) if params is not None else 2
-        super().__init__(height=368)
+        super().__init__(height=HEIGHTS["one above the other"])
+        self.arrangement = "one above the other"
         self.controls = {
             "example": widgets.ToggleButtons(
                 options=[(f"{key}: {ex.name}", key) for key, ex in self.examples.items()],
@@ -147,11 +166,20 @@ class DagExplorer(Explorer):
             )
         )
         self.duration_box.add_class("decompkit-durations")  # three columns at 150 % zoom
+        #: The panel shown where the notebook is narrow (hidden where both are shown).
+        self.panel = widgets.ToggleButtons(
+            options=list(PANELS.items()),
+            value="plan",
+            tooltips=["the plan: critical path and slack", "the list schedule's Gantt chart"],
+            style={"button_width": "auto"},
+        )
+        self.panel.observe(self._on_panel, names="value")
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
         self._sliders: dict = {}  # every example's duration sliders, by example
         with projector_fonts():
             self._draw()
+        self._show_panels()
         c = self.controls
         # One row for the example, the workers and the checkboxes at 1100 pixels: the label
         # beside the buttons, boxes no wider than their text.
@@ -166,7 +194,9 @@ class DagExplorer(Explorer):
         self.table_box.selected_index = None
         self.widget = self._box(
             [
-                self._row([c["example"], c["workers"], self.options_box]),
+                # The panel buttons beside the example's: at 150 % zoom the workers and
+                # the options take the second row.
+                self._row([c["example"], self.panel, c["workers"], self.options_box]),
                 self.duration_box,
                 self.view,
                 self.readout,
@@ -247,6 +277,67 @@ class DagExplorer(Explorer):
 
     # -- drawing --------------------------------------------------------------------------------
 
+    @serialised
+    def _on_screen(self, change):
+        """One panel at a time where the notebook is narrow, one above the other elsewhere."""
+        width = int(change["new"][0])
+        arrangement = "one panel" if width < ONE_PANEL_BELOW else "one above the other"
+        if arrangement != self.arrangement:
+            self.arrangement, self._height = arrangement, HEIGHTS[arrangement]
+            if arrangement == "one panel":
+                grid = self.figure.add_gridspec(1, 1)
+                self.dag_ax.set_subplotspec(grid[0])
+                self.gantt_ax.set_subplotspec(grid[0])
+            else:
+                grid = self.figure.add_gridspec(2, 1, height_ratios=(3, 2))
+                self.dag_ax.set_subplotspec(grid[0])
+                self.gantt_ax.set_subplotspec(grid[1])
+            self._show_panels()
+        super()._on_screen(change)
+
+    def _fitted_height(self, room) -> int:
+        # One panel takes the room under the controls; both keep their height (the plan's
+        # rows and the Gantt chart's are not legible shorter).
+        if self.arrangement == "one panel":
+            if not room or room >= self._height:
+                return self._height
+            return max(int(room), ONE_PANEL_LOWEST)
+        return self._height
+
+    @serialised
+    def _on_panel(self, change):
+        """The panel buttons: the other panel, on a background of its own."""
+        self._show_panels()
+        self._forget_ahead()
+        self._laid_out = False
+        self.update()
+
+    def _shown(self) -> set:
+        """The panels on screen: both one above the other, else the one the buttons chose."""
+        if self.arrangement == "one above the other":
+            return {"plan", "gantt"}
+        return {self.panel.value}
+
+    def _show_panels(self):
+        """Show the panels of the arrangement, the plan's labels for it, and name the
+        artists an update moves in them."""
+        shown = self._shown()
+        one = self.arrangement == "one panel"
+        self.panel.layout.display = "flex" if one else "none"
+        self.panel.disabled = not one
+        for ax, name in ((self.dag_ax, "plan"), (self.gantt_ax, "gantt")):
+            ax.set_visible(name in shown)
+            ax.set_in_layout(name in shown)
+        self._plan_labels()
+        if self._structure is not None:
+            self._moving()
+
+    def _plan_labels(self):
+        """The plan's axis labels for the arrangement (plot_dag writes its own)."""
+        xlabel, ylabel = PLAN_LABELS[self.arrangement]
+        self.dag_ax.set_xlabel(xlabel)
+        self.dag_ax.set_ylabel(ylabel)
+
     def _draw(self):
         """The two panels; their content follows in the first refresh."""
         self.dag_ax, self.gantt_ax = self.figure.subplots(2, 1, height_ratios=(3, 2))
@@ -266,6 +357,7 @@ class DagExplorer(Explorer):
             artist.remove()
         with projector_fonts():
             plot_dag(graph, durations, ax=ax, labels=labels, unit=unit)
+        self._plan_labels()
         boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
         arrows = [t for t in ax.texts if isinstance(t, Annotation)]
         # plot_dag writes each task's label on the first line of its box.
@@ -312,14 +404,29 @@ class DagExplorer(Explorer):
             place_task(task, schedule, node, on_path, labels, self._time_axis)
         self._makespan_line.set_xdata([schedule.makespan] * 2)
 
+    def _lay_out(self):
+        # The layout stays while the time axis steps along its round ends (10, 12, 15, 20):
+        # it leaves room for a value of three digits at the axis' right end, whatever end
+        # it is laid out at (laid out at 15, whose last tick is 14, a later 20 left the figure).
+        ax = self.gantt_ax
+        xlim = ax.get_xlim()
+        ax.set_xlim(0, 100)
+        try:
+            return super()._lay_out()
+        finally:
+            ax.set_xlim(xlim)
+
     def _moving(self):
-        """Name the artists a change moves, in the order of a full draw (by zorder)."""
-        gantt = self.gantt_ax
-        self._set_scene(
+        """Name the artists a change moves in the panels shown, in the order of a full draw
+        (by zorder)."""
+        gantt, shown = self.gantt_ax, self._shown()
+        plan = [
             self.dag_ax,
             *self.edge_arrows.values(),
             *self.node_boxes.values(),
             self.dag_ax.title,
+        ]
+        schedule = [
             gantt,
             # bars, lines, the frame, then labels
             *(bar for bar, _, _ in self.tasks.values()),
@@ -328,7 +435,8 @@ class DagExplorer(Explorer):
             *self._spines(gantt),
             *(label for _, label, _ in self.tasks.values()),
             gantt.title,
-        )
+        ]
+        self._set_scene(*(plan if "plan" in shown else ()), *(schedule if "gantt" in shown else ()))
 
     def _plan(self, key):
         """Graph, durations and resources of the setting, for example ``key``."""
@@ -429,7 +537,8 @@ def dag_explorer(params=None, example="A", workers=None):
         Display it in a notebook. ``.controls`` holds the example buttons, the workers
         slider, the checkboxes and one slider ``"duration <task>"`` per task, labelled with
         the task's name; ``.values`` holds the :class:`~decompkit.dag.CriticalPath` and
-        :class:`~decompkit.dag.Schedule` drawn.
+        :class:`~decompkit.dag.Schedule` drawn; ``.panel`` chooses the panel shown
+        (``"plan"`` or ``"gantt"``) where the notebook is narrow.
 
     Raises
     ------
@@ -447,6 +556,10 @@ def dag_explorer(params=None, example="A", workers=None):
     (:meth:`~decompkit.examples.WorkedExample.with_edge`), B's coordination tax
     (:meth:`~decompkit.examples.WorkedExample.with_coordination`) and B's shared lock
     (``resources``). Every update redraws both panels on the same figure, on a fixed layout.
+    Where the notebook is narrower than :data:`~decompkit.widgets.trace.ONE_PANEL_BELOW` CSS
+    pixels (a projector at 150 % zoom) the figure shows one panel at a time, chosen with the
+    *plan* and *Gantt chart* buttons (``.panel``), and takes the height left under the
+    controls (down to :data:`ONE_PANEL_LOWEST`).
 
     Examples
     --------
