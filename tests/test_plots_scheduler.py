@@ -87,8 +87,11 @@ def test_retries_and_a_repair_round():
     assert ("run_tests", 12, 1, PALETTE[5].lower()) in found
     assert ("write_code'", 13, 4, PALETTE[0].lower()) in found
     ax = fig.axes[0]
-    assert any(t.get_text() == " repair round 1" for t in ax.texts)
     assert [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"] == [13]
+    (top,) = ax.child_axes  # the round's number above its line
+    assert list(top.get_xticks()) == [13]
+    assert [(t.get_text(), t.get_gid()) for t in top.get_xticklabels()] == [("1", "repair round 1")]
+    assert "repair round k" in [t.get_text() for t in ax.get_legend().get_texts()]
     assert ax.get_title().endswith("run_tests failed, 1 repair round")
 
 

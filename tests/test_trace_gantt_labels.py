@@ -1,0 +1,191 @@
+"""The Gantt chart of a scheduler trace labels each repair round's start legibly, with every
+student's numbers: no round's label overlaps another text (another round's, the title, an
+axis label, a tick label, a legend entry) or a bar, and none leaves the width of the axes or
+the figure.
+
+Text extents, not pixels (tests/text_extents.py). The runs are the ones the scheduler-trace
+notebook draws (``final``: ``P.red_runs`` red runs of ``P.failing`` under the cap
+``P.kappa_plan``, up to three repair rounds), for the lecture's numbers and 30 students'.
+Round starts lie at least a tenth of the time axis apart for these runs (200 ids checked).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.text import Text
+from text_extents import text_problems
+
+from decompkit import scheduler
+from decompkit.exercises import trace
+from decompkit.exercises.params import params
+from decompkit.plots.scheduler import plot_trace_gantt
+from decompkit.plots.style import InlineFigure
+from decompkit.widgets import trace_stepper
+from decompkit.widgets.trace import ONE_PANEL_BELOW
+
+pytestmark = pytest.mark.slow  # a dozen full draws per student
+
+IDS = ["lecture", *(f"s{n:04d}" for n in range(30))]
+#: Widths of the chart alone (a notebook shows it at 640 px, its default width; 673 and 751
+#: at 150 % zoom, 848 JupyterLab's notebook with the file browser open, 1104 at 100 %).
+FIGURE_WIDTHS = [640, 673, 848, 1104]
+#: ``(width, room)`` of the trace stepper, as in tests/test_explorer_layout.py: one panel at a
+#: time below ONE_PANEL_BELOW, the Gantt chart beside the plan from there.
+STEPPER_SIZES = [(640, 0), (673, 327), (751, 346), (848, 0), (ONE_PANEL_BELOW - 1, 0)]
+STEPPER_SIZES += [(ONE_PANEL_BELOW, 0), (1104, 0)]
+
+#: What a round's label is called: its gid, or else its text.
+_ROUND = re.compile(r"repair round (\d+)")
+
+
+def final_run(student):
+    """The run the notebook's Gantt chart and trace stepper show (notebook cell ``final``)."""
+    P = params("trace", student)
+    try:
+        return scheduler.run_with_repair(
+            P.A.graph,
+            P.A.durations,
+            workers=P.workers,
+            step=trace.failing_step(P.failing, runs=P.red_runs),
+            faulty={P.failing: P.faulty},
+            kappa_plan=P.kappa_plan,
+        )
+    except scheduler.RepairLimitError as error:
+        return error.result
+
+
+def _round_starts(result) -> dict:
+    starts = {}
+    for event in result.events:
+        starts.setdefault(event.round, event.time)
+    return {rnd: time for rnd, time in starts.items() if rnd > 0}
+
+
+def _drawn_texts(figure, moving=()) -> list:
+    """``(name, box, text)`` of every non-empty text a full draw of ``figure`` paints; the
+    name is the round a text labels (``"repair round 2"``), else the text itself. ``moving``:
+    an explorer's animated artists, which a plain draw leaves out."""
+    drawn = []
+    original = Text.draw
+
+    def record(text, renderer):
+        original(text, renderer)
+        if text.get_visible() and text.get_text().strip():
+            found = _ROUND.search(text.get_gid() or "") or _ROUND.search(text.get_text())
+            name = found.group(0) if found else text.get_text().replace("\n", " ")
+            box = (text.get_bbox_patch() or text).get_window_extent(renderer)
+            drawn.append((name, box, text))
+
+    for artist in moving:
+        artist.set_animated(False)
+    Text.draw = record
+    try:
+        figure.canvas.draw()
+    finally:
+        Text.draw = original
+        for artist in moving:
+            artist.set_animated(True)
+    return drawn
+
+
+def round_label_problems(result, figure, ax, moving=()) -> list:
+    """What is wrong with the repair rounds' labels of the Gantt chart ``ax``: a round's start
+    without a label (or with two), a label away from its line, and a label that overlaps
+    another text or a bar, or leaves the axes' width or the figure."""
+    drawn = _drawn_texts(figure, moving)
+    labels = [(name, box) for name, box, _ in drawn if _ROUND.fullmatch(name)]
+    renderer = figure.canvas.get_renderer()
+    starts = _round_starts(result)
+    found = []
+    names = sorted(name for name, _ in labels)
+    if names != sorted(f"repair round {rnd}" for rnd in starts):
+        found.append(("labels", names, "for the rounds", sorted(starts)))
+    to_pixels = ax.transData.transform
+    for name, box in labels:
+        rnd = int(_ROUND.fullmatch(name).group(1))
+        x = to_pixels((starts.get(rnd, float("nan")), 0))[0]
+        if not box.x0 - 2 <= x <= box.x1 + 2:
+            found.append(("away from its line", name))
+    frame = ax.get_window_extent(renderer)
+    found += [
+        ("leaves the axes' width", name)
+        for name, box in labels
+        if box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1
+    ]
+    boxes = [(name, box) for name, box, _ in drawn]
+    found += [
+        problem
+        for problem in text_problems(boxes, figure.bbox)
+        if any(_ROUND.fullmatch(str(name)) for name in problem[1:])
+    ]
+    bars = [patch.get_window_extent(renderer) for patch in ax.patches]
+    for name, box in labels:
+        for bar in bars:
+            wide = min(box.x1, bar.x1) - max(box.x0, bar.x0)
+            high = min(box.y1, bar.y1) - max(box.y0, bar.y0)
+            if wide > 1 and high > 1:
+                found.append(("on a bar", name))
+                break
+    return found
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {student: final_run(student) for student in IDS}
+
+
+def test_the_runs_have_repair_rounds_close_together(runs):
+    """The cases that matter are here: up to three rounds, some a tenth of the axis apart."""
+    counts = {len(_round_starts(run)) for run in runs.values()}
+    assert counts == {1, 2, 3}
+    closest = min(
+        (b - a) / run.makespan
+        for run in runs.values()
+        for a, b in itertools.pairwise(sorted(_round_starts(run).values()))
+    )
+    assert closest < 0.15
+
+
+@pytest.mark.parametrize("student", IDS)
+def test_the_chart_alone_labels_every_round_legibly(runs, student):
+    run = runs[student]
+    for width in FIGURE_WIDTHS:
+        figure = InlineFigure(figsize=(width / 100, 4.0), dpi=100, layout="constrained")
+        FigureCanvasAgg(figure)
+        ax = figure.add_subplot()
+        plot_trace_gantt(run, ax=ax)
+        assert round_label_problems(run, figure, ax) == [], width
+
+
+@pytest.mark.parametrize("student", IDS)
+def test_the_trace_stepper_labels_every_round_legibly(runs, student):
+    """At every size, narrow to wide; the Gantt chart is static: the last step shows it as
+    every other step does."""
+    run = runs[student]
+    stepper = trace_stepper(run)
+    stepper.controls["event"].value = len(stepper.events)
+    for width, room in STEPPER_SIZES:
+        stepper.view.screen = [width, 1.0, room]
+        stepper.panel.value = "gantt"
+        stepper.png()
+        moving = stepper.renderer.moving
+        assert round_label_problems(run, stepper.figure, stepper.gantt_ax, moving) == [], width
+    stepper.close()
+
+
+def test_the_check_finds_labels_on_top_of_each_other(runs):
+    """The check can fail: a second label of round 1 written over the first is found."""
+    run = runs["lecture"]
+    figure = InlineFigure(figsize=(6.73, 4.0), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    plot_trace_gantt(run, ax=ax)
+    assert round_label_problems(run, figure, ax) == []
+    start = _round_starts(run)[1]
+    ax.text(start, 0, "x", gid="repair round 1", fontsize=40)
+    problems = round_label_problems(run, figure, ax)
+    assert problems[0][0] == "labels" and any(p[0] == "overlap" for p in problems)
