@@ -16,6 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = ["HubClient"]
@@ -75,9 +76,19 @@ class HubClient:
 
     def start_servers(self, users: list[str], timeout: float = 90) -> None:
         """Start each user's server through the hub, with the user's own token, all at once
-        (the hub spawns them concurrently), and wait until every one is ready."""
-        for user in users:
-            self.request("POST", f"/hub/api/users/{user}/server", self.tokens[user], {})
+        (the hub spawns them concurrently), and wait until every one is ready.
+
+        The requests go out together: the hub answers one only when its server is ready or
+        after its ``slow_spawn_timeout`` (10 s), so one after the other each spawn began up
+        to 10 s after the previous one (4 servers: 49 s, measured on a 2-core machine).
+        """
+        with ThreadPoolExecutor(len(users) or 1) as pool:
+            spawns = [
+                pool.submit(self.request, "POST", f"/hub/api/users/{u}/server", self.tokens[u], {})
+                for u in users
+            ]
+        for spawn in spawns:
+            spawn.result()  # a refused spawn fails here, as it did one request at a time
         deadline = time.monotonic() + timeout
         waiting = set(users)
         while waiting and time.monotonic() < deadline:
