@@ -396,15 +396,7 @@ def test_the_page_fits_a_projector(
         if figure["height"] > height:
             too_tall.append(figure["name"])
     assert page.blocked == []
-    # Known gap: at 150 % zoom the DAG explorer's controls (example B has nine duration
-    # sliders) and its 368 px figure, the notebook's, take about 600 px; the test still holds
-    # every other explorer to the screen, and expects the DAG's gap until it is closed.
-    dag_gap = scale > 1 and "dag" in too_tall
-    if dag_gap:
-        too_tall.remove("dag")
     assert too_tall == [], f"{too_tall} do not fit {width} x {height}; see {shot.name}"
-    if dag_gap:
-        pytest.xfail("the DAG explorer's controls and figure (about 600 px) exceed 480 px")
 
 
 # -- the DAG explorer -------------------------------------------------------------------------
@@ -483,13 +475,14 @@ def _same_dag_numbers(page, ex, state):
     }, state["setting"]
 
 
-def _kit_dag(setting, ratio):
+def _kit_dag(setting, ratio, panel="plan"):
     """The notebook explorer's full draw at ``setting``, laid out as the page's (first
-    on its start example, as in the notebook)."""
+    on its start example, as in the notebook), showing ``panel`` where it shows one."""
 
     def draw(width):
         ex = dag_explorer(DAG, example="B")
         ex._on_screen({"new": [width, ratio, 0]})
+        ex.panel.value = panel
         _set_dag(ex, setting)
         try:
             return ex.png()
@@ -538,9 +531,14 @@ def test_the_dag_explorer_is_the_kits_picture(
     outlines, bars, labels, ticks and texts set from pieces) against the notebook
     explorer's full draw at the same setting, in both layouts and at pixel ratio 2: at the
     start, with a long task (wider boxes, a longer time axis), a task of length 0 (a tick),
-    one worker, and on example A with its spurious edge."""
+    one worker, and on example A with its spurious edge. The narrow layout shows one panel
+    at a time: the plan, then the Gantt chart after a click on its button, and the plan
+    again."""
     page = offline_page
     _open(page, lecture_page, width, height, ratio)
+    buttons = page.locator("#dag .panels")
+    narrow = width < 1000
+    assert buttons.is_visible() == narrow
     b_nodes = list(DAG.B.durations)
     moves = [
         None,
@@ -548,14 +546,24 @@ def test_the_dag_explorer_is_the_kits_picture(
         (f"duration-B-{b_nodes[0]}", "Home"),
         ("workers", "Home"),
         ("coordination", "Space"),
-        ("example-B", "ArrowLeft"),
-        ("spurious_edge", "Space"),
     ]
+    if narrow:
+        moves += [("Gantt chart",), ("workers", "End"), (f"duration-B-{b_nodes[4]}", "Home")]
+    moves += [("example-B", "ArrowLeft"), ("spurious_edge", "Space")]
+    if narrow:
+        moves += [("plan",)]
+    panel = "plan"
     for move in moves:
-        if move:
+        if move and len(move) == 1:  # a panel's button
+            before = page.evaluate("() => window.lecturePage.explorers.dag.painted")
+            buttons.get_by_role("button", name=move[0], exact=True).click()
+            page.wait_for_function(_SHOWN.format(name="dag", before=before))
+            panel = {"plan": "plan", "Gantt chart": "gantt"}[move[0]]
+        elif move:
             _press(page, "dag", *move)
-        setting = page.evaluate("() => window.lecturePage.explorers.dag.setting")
-        _same_picture(page, "dag", _kit_dag(setting, ratio), ratio)
+        shown = page.evaluate("() => window.lecturePage.explorers.dag")
+        assert shown["panel"] == (panel if narrow else None)
+        _same_picture(page, "dag", _kit_dag(shown["setting"], ratio, panel), ratio)
     assert page.blocked == []
 
 

@@ -309,8 +309,10 @@ function ganttPanel(baked, drawn) {
   return [...items, ...bars, ...ticks, makespan, ...g.spines, ...labels, ...centred(baked.pieces.title, title, g.title)];
 }
 
+/** Both panels, or the one a layout of one panel at a time shows (baked.panel). */
 function scene(baked, drawn) {
-  return [...dagPanel(baked, drawn), ...ganttPanel(baked, drawn)];
+  const plan = baked.panel !== "gantt" ? dagPanel(baked, drawn) : [];
+  return [...plan, ...(baked.panel !== "plan" ? ganttPanel(baked, drawn) : [])];
 }
 
 // -- the controls -----------------------------------------------------------------------------

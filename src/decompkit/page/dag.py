@@ -311,7 +311,10 @@ def bake_dag(numbers, *, widths, folder, name="dag", start="B") -> dict:
     -------
     dict
         ``{"layouts": [{"css", "ratios": {r: {"background", "size", "axes", "structures",
-        "gantt", "pieces"}}}], "sprites": {r: {id: png}}}``, ready for JSON.
+        "gantt", "pieces"}}}], "sprites": {r: {id: png}}}``, ready for JSON. Where a width
+        shows one panel at a time (the explorer's ``panel`` buttons are enabled there), each
+        panel is a layout of its own, named by its ``"panel"``, with the pieces of that
+        panel alone, and ``"panels"`` lists ``[label, panel]`` of the buttons.
     """
     ex = DagExplorer(numbers, example=start, workers=numbers.workers)
     ends = _ends(ex.examples)
@@ -319,48 +322,67 @@ def bake_dag(numbers, *, widths, folder, name="dag", start="B") -> dict:
     used = {str(r): {} for r in RATIOS}
     layouts = []
     for width in widths:
-        ratios = {}
-        for ratio in RATIOS:
-            _show(ex, start)
-            ex._on_screen({"new": [width, ratio, 0]})  # lays the figure out, as on a screen
-            with projector_fonts():
-                b = _Baker(ex, sprites[str(ratio)])
-                looks = {k: {} for k in ("box", "arrow", "bar", "tick", "label")}
-                structures = {}
-                for key, option in STRUCTURES:
-                    _show(ex, key, option)
-                    structures[f"{key} {option or 'plain'}"] = _structure(b, looks)
-                gantt = _gantt(b, ends, looks)
-                ex._workers, ex._time_axis = None, 0  # the explorer draws its own frame again
-                words = {
-                    "box": b.pieces(next(iter(ex.node_boxes.values())), _BOX_PIECES),
-                    "tick": b.pieces(ex.gantt_ax.xaxis.get_major_ticks()[0].label1, ()),
-                    "title": b.pieces(
-                        ex.dag_ax.title,
-                        (
-                            "Critical path (highlighted): ",
-                            "List schedule on ",
-                            " worker: makespan ",
-                            " workers: makespan ",
-                            *(f" {unit}" for unit in ends),
-                        ),
-                    ),
-                }
-            used[str(ratio)].update(b.used)
-            file = background_file(name, width, ratio)
-            (folder / file).write_bytes(squeeze_png(ex.view.frame))
-            ratios[str(ratio)] = {
-                "background": file,
-                "size": [b.agg.width, b.agg.height],
-                "axes": {"gantt": {"box": _box(ex.gantt_ax, b.height)}},
-                "structures": structures,
-                "gantt": gantt,
-                "looks": looks,
-                "pieces": words,
-                "pt": b.recorder.points_to_pixels(1.0),
-            }
-        css = [round(v) for v in ex.figure.get_size_inches() * 96]
-        layouts.append({"css": css, "ratios": ratios})
+        _show(ex, start)  # a new width is laid out on the start example, as in the notebook
+        ex._on_screen({"new": [width, 1, 0]})  # which panels it shows at this width
+        panels = [None] if ex.panel.disabled else [v for _, v in ex.panel.options]
+        for panel in panels:
+            ratios = {}
+            for ratio in RATIOS:
+                _show(ex, start)
+                ex._on_screen({"new": [width, ratio, 0]})  # lays the figure out, as on a screen
+                if panel is not None:
+                    ex.panel.value = panel
+                ratios[str(ratio)] = _bake_layout(ex, sprites[str(ratio)], ends)
+                used[str(ratio)].update(ratios[str(ratio)].pop("used"))
+                file = background_file(name, width, ratio, panel)
+                (folder / file).write_bytes(squeeze_png(ex.view.frame))
+                ratios[str(ratio)]["background"] = file
+            css = [round(v) for v in ex.figure.get_size_inches() * 96]
+            layouts.append({"css": css, "ratios": ratios, **({"panel": panel} if panel else {})})
+        ex.panel.value = ex.panel.options[0][1]
     _show(ex, start)
     pngs = {r: {sid: b64(squeeze_png(png)) for sid, png in u.items()} for r, u in used.items()}
-    return {"layouts": layouts, "sprites": pngs, "ends": ends}
+    baked = {"layouts": layouts, "sprites": pngs, "ends": ends}
+    if any("panel" in layout for layout in layouts):
+        baked["panels"] = [list(option) for option in ex.panel.options]
+    return baked
+
+
+def _bake_layout(ex: DagExplorer, sprites: Sprites, ends: dict) -> dict:
+    """The pieces of the panels the explorer shows, on its current layout; the bitmaps they
+    use under ``"used"``."""
+    shown = ex._shown()
+    with projector_fonts():
+        b = _Baker(ex, sprites)
+        looks = {k: {} for k in ("box", "arrow", "bar", "tick", "label")}
+        structures = {}
+        if "plan" in shown:
+            for key, option in STRUCTURES:
+                _show(ex, key, option)
+                structures[f"{key} {option or 'plain'}"] = _structure(b, looks)
+        gantt = _gantt(b, ends, looks) if "gantt" in shown else None
+        ex._workers, ex._time_axis = None, 0  # the explorer draws its own frame again
+        words = {
+            "box": b.pieces(next(iter(ex.node_boxes.values())), _BOX_PIECES),
+            "tick": b.pieces(ex.gantt_ax.xaxis.get_major_ticks()[0].label1, ()),
+            "title": b.pieces(
+                ex.dag_ax.title,
+                (
+                    "Critical path (highlighted): ",
+                    "List schedule on ",
+                    " worker: makespan ",
+                    " workers: makespan ",
+                    *(f" {unit}" for unit in ends),
+                ),
+            ),
+        }
+    return {
+        "size": [b.agg.width, b.agg.height],
+        "axes": {"gantt": {"box": _box(ex.gantt_ax, b.height)}},
+        "structures": structures,
+        "gantt": gantt,
+        "looks": looks,
+        "pieces": words,
+        "pt": b.recorder.points_to_pixels(1.0),
+        "used": b.used,
+    }

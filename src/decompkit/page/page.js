@@ -156,7 +156,8 @@ class Picture {
     }
     for (const item of baked.overlay || []) scene.push(decoded(item));
     if (!(await this.paintOver(baked, scene, mine))) return false;
-    this.painted(parts);
+    if (this.showPanel) this.showPanel(baked.panel);
+    this.painted(parts, baked.panel);
     return true;
   }
 
@@ -391,9 +392,10 @@ function stepper(columns, slider) {
   return buttons;
 }
 
-/** Buttons that choose the panel a layout of one panel at a time shows (the trace stepper's
- * plan or Gantt chart where the page is narrow), after the slider, as in the notebook; hidden
- * where the figure shows every panel. */
+/** Buttons that choose the panel a layout of one panel at a time shows (the plan or the Gantt
+ * chart of the trace stepper and the DAG explorer where the page is narrow), after the slider
+ * (the DAG's: after the example's buttons), as in the notebook; hidden where the figure shows
+ * every panel. */
 function panelButtons(spec, columns, picture, update) {
   const row = document.createElement("div");
   row.className = "stepper panels";
@@ -411,7 +413,9 @@ function panelButtons(spec, columns, picture, update) {
     row.append(button);
     return [button, panel];
   });
-  columns.append(row);
+  const example = columns.querySelector(".dag-top .choice");
+  if (example) example.after(row);
+  else columns.append(row);
   picture.showPanel = (shown) => {
     row.style.display = shown ? "" : "none";
     for (const [button, panel] of buttons) {
