@@ -5,6 +5,11 @@ as an instructor would over a week: nothing changed; a manual grade given, a sub
 replaced, a late student, a record from an older kit; one student named with ``--student``;
 a setting changed and the run stopped with Ctrl-C, then the same command again; ``--force``.
 Each run's output and the records it left are kept; the tests read them.
+
+Runs that do not depend on each other go at the same time, each on its own copy of the
+course as the run before left it: "again" beside the week's changes, then "named", the
+stopped run with its resumption, and "--force", each from the course as "week" left it
+(where every student is up to date, as in a course that goes on).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
@@ -39,6 +45,8 @@ def _half():
 
 
 def _slow(nb):
+    """``nb`` taking half a second longer to grade: the run stopped with Ctrl-C after its
+    first student (ada) still has cy and dee to grade when the signal lands."""
     nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(0.5)"))
     return nb
 
@@ -101,19 +109,29 @@ def _row(out: str, student: str) -> list[str]:
     return found[0]
 
 
-@pytest.fixture(scope="module")
-def week(tmp_path_factory):
-    root = tmp_path_factory.mktemp("regrade")
-    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
-    (root / "solutions" / "decomp").mkdir(parents=True)
-    shutil.copy2(ROOT / "solutions" / "decomp" / f"{CHAIN}.ipynb", root / "solutions" / "decomp")
-    _write(root, "ada", _slow(submission(CHAIN)))
-    _write(root, "bob", _slow(_half()))
-    _write(root, "cy", _slow(submission(CHAIN, fill=False)))
-    runs = {"first": _grade(root)}
-    runs["first records"] = {s: _record(root, s) for s in ("ada", "bob", "cy")}
-    runs["again"] = _grade(root)
-    runs["again records"] = {s: _record(root, s) for s in ("ada", "bob", "cy")}
+def _copy(root, name: str):
+    """A copy of the course at ``root`` as it is now, to run one branch of the week on."""
+    return shutil.copytree(root, root.parent / f"{root.name}-{name}")
+
+
+def _again(root) -> dict:
+    return {
+        "again": _grade(root),
+        "again records": {s: _record(root, s) for s in ("ada", "bob", "cy")},
+    }
+
+
+def _stopped_then_resumed(root) -> dict:
+    # A setting every grade depends on changes; the run is stopped after its first student.
+    config = root / "nbgrader_config.py"
+    config.write_text(
+        config.read_text().replace("c.Execute.timeout = 30", "c.Execute.timeout = 29")
+    )
+    stopped = _interrupt_after(root, 1)
+    return {"stopped": stopped, "resumed": _grade(root)}
+
+
+def _the_week(root) -> dict:
     # A week later: a manual point for bob, cy hands in again, dee is late, and ada's record
     # is from a kit that wrote no fingerprint.
     _give_manual_point(root, "bob")
@@ -122,16 +140,33 @@ def week(tmp_path_factory):
     old = _record(root, "ada")
     del old["fingerprint"]
     (root / "records" / "decomp" / "ada.json").write_text(json.dumps(old))
-    runs["week"] = _grade(root)
-    runs["named"] = _grade(root, "--student", "bob")
-    # A setting every grade depends on changes; the run is stopped after its first student.
-    config = root / "nbgrader_config.py"
-    config.write_text(
-        config.read_text().replace("c.Execute.timeout = 30", "c.Execute.timeout = 29")
-    )
-    runs["stopped"] = _interrupt_after(root, 1)
-    runs["resumed"] = _grade(root)
-    runs["forced"] = _grade(root, "--force")
+    return {"week": _grade(root)}
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory):
+    root = tmp_path_factory.mktemp("regrade")
+    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    (root / "solutions" / "decomp").mkdir(parents=True)
+    shutil.copy2(ROOT / "solutions" / "decomp" / f"{CHAIN}.ipynb", root / "solutions" / "decomp")
+    _write(root, "ada", submission(CHAIN))
+    _write(root, "bob", _half())
+    _write(root, "cy", submission(CHAIN, fill=False))
+    runs = {"first": _grade(root)}
+    runs["first records"] = {s: _record(root, s) for s in ("ada", "bob", "cy")}
+
+    with ThreadPoolExecutor(3) as pool:
+        branches = [pool.submit(_again, _copy(root, "again")), pool.submit(_the_week, root)]
+        for branch in branches:
+            runs |= branch.result()
+        branches = [
+            pool.submit(_grade, _copy(root, "named"), "--student", "bob"),
+            pool.submit(_stopped_then_resumed, _copy(root, "stopped")),
+            pool.submit(_grade, _copy(root, "forced"), "--force"),
+        ]
+        runs["named"] = branches[0].result()
+        runs |= branches[1].result()
+        runs["forced"] = branches[2].result()
     return root, runs
 
 
