@@ -60,7 +60,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from tests.browser.jupyter_server import chromium, running_server  # noqa: E402
+from tests.browser.jupyter_server import (  # noqa: E402
+    chromium,
+    interrupt_on_terminate,
+    running_server,
+)
 
 #: The notebook with pictures made ahead, and the one without.
 NOTEBOOK = "bench_explorers.ipynb"
@@ -903,6 +907,7 @@ def main(argv=None) -> int:
         "--page", action="store_true", help="the lecture page instead (bench/bench_page.py)"
     )
     args = parser.parse_args(argv)
+    interrupt_on_terminate()  # kill or timeout: stop JupyterLab and the browser too
     if args.page:  # no kernel and no server: its own table, its own targets
         import bench_page
 

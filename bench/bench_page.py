@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from tests.browser.jupyter_server import chromium  # noqa: E402
+from tests.browser.jupyter_server import chromium, interrupt_on_terminate  # noqa: E402
 
 TARGET_MS = 16
 TARGET_FPS = 50
@@ -303,6 +303,7 @@ def main(argv=None) -> int:
     parser.add_argument("--changes", type=int, default=20, help="changes per row (20)")
     parser.add_argument("--explorer", action="append", help="only this section id (repeatable)")
     args = parser.parse_args(argv)
+    interrupt_on_terminate()  # kill or timeout: stop the browser too
     if args.changes < 1:
         raise ValueError(f"--changes must be at least 1, got {args.changes!r}")
     before = os.getloadavg()[0]

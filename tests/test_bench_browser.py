@@ -3,6 +3,8 @@ on, and its targets. No browser and no timing: rows are built by hand."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -90,3 +92,40 @@ def test_a_page_drag_needs_50_pictures_a_second_or_one_per_change_of_value():
         bench_page.Row("dag", "dag-workers", "drag", pictures=9, values=10, seconds=2.0).verdict
         == "FAIL"
     )
+
+
+#: A benchmark's main process in brief: the browser helpers' terminate handling (or not),
+#: then a ``finally`` that stands for stopping JupyterLab and the browser.
+_HOLDS_A_SERVER = """
+import sys, time
+sys.path.insert(0, {root!r})
+from tests.browser.jupyter_server import interrupt_on_terminate
+if {handled}:
+    interrupt_on_terminate()
+try:
+    print("ready", flush=True)
+    time.sleep(60)
+finally:
+    open({marker!r}, "w").write("stopped")
+"""
+
+
+@pytest.mark.parametrize("handled", [True, False])
+def test_a_terminated_benchmark_stops_its_server_and_browser(tmp_path, handled):
+    """``kill`` or ``timeout`` on a benchmark used to leave its JupyterLab and kernel running:
+    Python ends on a terminate without running ``finally`` or ``with`` exits. Both browser
+    benchmarks now turn it into a KeyboardInterrupt first; without that, nothing is stopped."""
+    marker = tmp_path / "stopped"
+    code = _HOLDS_A_SERVER.format(
+        root=str(Path(__file__).resolve().parents[1]), handled=handled, marker=str(marker)
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    child.send_signal(signal.SIGTERM)
+    child.wait(timeout=30)
+    assert marker.exists() is handled
+    source = (Path(__file__).resolve().parents[1] / "bench").glob("bench_*.py")
+    for bench_file in source:
+        text = bench_file.read_text()
+        if "jupyter_server import" in text:
+            assert "interrupt_on_terminate()" in text, bench_file.name

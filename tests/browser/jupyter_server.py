@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -165,6 +166,18 @@ def isolated_environment(base: Path, settings: dict) -> dict[str, str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values))
     return env
+
+
+def interrupt_on_terminate() -> None:
+    """Make a terminate (SIGTERM, as ``kill`` or ``timeout`` send) end the process as a Ctrl-C
+    does, by raising KeyboardInterrupt: the ``with`` blocks of :func:`running_server` and
+    :func:`chromium` then stop JupyterLab, its kernels and the browser. Python's default on a
+    terminate ends at once and leaves them running. For a benchmark's main process."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 @contextmanager
