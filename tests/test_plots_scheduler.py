@@ -1,8 +1,10 @@
 """The Gantt chart of a scheduler trace draws the trace's attempts and leaves pyplot alone."""
 
 import matplotlib.pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from decompkit import scheduler as sc
 from decompkit.examples import coding_task
@@ -35,7 +37,7 @@ def test_returns_a_figure_without_touching_pyplot():
     assert plt.get_fignums() == before
     ax = fig.axes[0]
     assert ax.get_xlabel() == "virtual time" and ax.get_ylabel() == "node"
-    assert ax.get_title() == "Trace on 2 workers, makespan 10\nevery node done"
+    assert ax.get_title() == "2 workers, makespan 10\nevery node done"
 
 
 def test_bars_are_the_attempts_of_the_no_failure_trace():
@@ -74,7 +76,7 @@ def test_failure_cancel_and_block_are_marked():
     assert all(to_hex(c.get_color()) == GREY.lower() for c in crosses)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["accepted", "failed (report)", "cancelled", "blocked"]
-    assert "write_tests failed, 2 blocked, 1 cancelled" in ax.get_title()
+    assert ax.get_title() == "2 workers, makespan 3\nwrite_tests failed, 2 blocked,\n1 cancelled"
 
 
 def test_retries_and_a_repair_round():
@@ -92,7 +94,7 @@ def test_retries_and_a_repair_round():
     assert list(top.get_xticks()) == [13]
     assert [(t.get_text(), t.get_gid()) for t in top.get_xticklabels()] == [("1", "repair round 1")]
     assert "repair round k" in [t.get_text() for t in ax.get_legend().get_texts()]
-    assert ax.get_title().endswith("run_tests failed, 1 repair round")
+    assert ax.get_title() == "2 workers, makespan 19, 1 repair round\nrun_tests failed"
 
 
 def test_a_rejection_that_ends_the_node_is_drawn_as_a_failure():
@@ -110,3 +112,40 @@ def test_draws_on_given_axes():
     ax = fig.add_subplot()
     assert plot_trace_gantt(sc.schedule(A, A_TIME, workers=1), ax=ax) is fig
     assert len(ax.patches) == 6
+
+
+def test_the_title_names_a_failed_task_once_and_counts_its_failed_copies():
+    """A copy x' is the repair's retry of x; naming each copy ran the title past the chart."""
+    step = sc.scripted({"run_tests": ["fail"], "run_tests'": ["fail"], "run_tests''": ["fail"]})
+    result = sc.run_with_repair(A, A_TIME, workers=2, step=step, kappa_plan=3)
+    assert sorted(result.failed) == ["run_tests", "run_tests'", "run_tests''"]
+    title = plot_trace_gantt(result).axes[0].get_title()
+    assert title == "2 workers, makespan 13, 3 repair rounds\nrun_tests and 2 copies failed"
+    step = sc.scripted({"run_tests": ["fail"], "run_tests'": ["fail"]})
+    result = sc.run_with_repair(A, A_TIME, workers=2, step=step, kappa_plan=3)
+    assert sorted(result.failed) == ["run_tests", "run_tests'"]
+    title = plot_trace_gantt(result).axes[0].get_title()
+    assert title.endswith("\nrun_tests and its copy failed")
+
+
+def _drawn_workers(fig, width) -> list:
+    """The x of each worker label a draw of ``fig`` at ``width`` inches paints, sorted."""
+    fig.set_size_inches(width, 4)
+    drawn = []
+    original = Text.draw
+    Text.draw = lambda text, renderer: drawn.append(text) or original(text, renderer)
+    try:
+        fig.canvas.draw()
+    finally:
+        Text.draw = original
+    return sorted(t.get_position()[0] for t in drawn if t in fig.axes[0].texts)
+
+
+def test_a_worker_label_is_drawn_only_where_it_fits_its_bar():
+    """ "w0" is 19 pixels wide: at 400 pixels a time unit is 17, and only the bars of 2 units
+    and more (write_tests, fetch_data, write_code) show their worker; at 640 all do."""
+    fig = plot_trace_gantt(sc.schedule(A, A_TIME, workers=2))
+    FigureCanvasAgg(fig)
+    assert _drawn_workers(fig, 6.4) == [0.5, 2.0, 2.5, 6.0, 8.5, 9.5]
+    assert _drawn_workers(fig, 4.0) == [2.0, 2.5, 6.0]
+    assert _drawn_workers(fig, 6.4) == [0.5, 2.0, 2.5, 6.0, 8.5, 9.5]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from matplotlib.artist import allow_rasterization
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from ..dag import topological_order
 from .style import GREY, PALETTE, new_axes
@@ -19,6 +21,24 @@ _STYLE = {
     "cancelled": {"facecolor": "white", "edgecolor": GREY, "hatch": "///", "label": "cancelled"},
 }
 _BY_OUTCOME = {"pass": "accepted", "wrong": "wrong", "reject": "rejected"}
+#: Characters of a line of the title: a 640-pixel figure's axes are about 370 pixels wide.
+_TITLE_WIDTH = 40
+
+
+class _WorkerLabel(Text):
+    """A bar's worker ("w0"), drawn only where it fits within the bar's width at the size
+    the figure is drawn: on a narrower bar it ran over the hatch and the neighbours. Drawn,
+    not decided once, as an explorer's figure changes width with the notebook."""
+
+    def __init__(self, bar, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bar = bar
+
+    @allow_rasterization
+    def draw(self, renderer):
+        room = self.bar.get_window_extent(renderer).width
+        if self.get_window_extent(renderer).width <= room - 2:
+            super().draw(renderer)
 
 
 def _bars(events) -> list[list]:
@@ -56,11 +76,13 @@ def plot_trace_gantt(result, ax=None):
 
     Notes
     -----
-    Each bar is one attempt, labelled with its worker; its colour says how the attempt
-    ended (accepted, accepted but wrong, rejected and retried, failed, cancelled). A blocked
-    node gets a grey cross at the time it was blocked. Dotted lines mark the start of each
-    repair round, numbered above the chart (the legend's "repair round k"). Rows follow a
-    topological order, top to bottom.
+    Each bar is one attempt, labelled with its worker where the label fits within the bar
+    at the size drawn; its colour says how the attempt ended (accepted, accepted but wrong,
+    rejected and retried, failed, cancelled). A blocked node gets a grey cross at the time it
+    was blocked. Dotted lines mark the start of each repair round, numbered above the chart
+    (the legend's "repair round k"). Rows follow a topological order, top to bottom. The
+    title names each failed task once, with its failed copies counted (a copy ``x'`` is a
+    repair's retry of ``x``).
 
     Examples
     --------
@@ -69,7 +91,7 @@ def plot_trace_gantt(result, ax=None):
     >>> d = {"a": 1, "b": 3, "c": 2, "d": 1}
     >>> fig = plot_trace_gantt(schedule(g, d, workers=2, step=scripted({"c": ["fail"]})))
     >>> print(fig.axes[0].get_title())
-    Trace on 2 workers, makespan 3
+    2 workers, makespan 3
     c failed, 1 blocked, 1 cancelled
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['a', 'b', 'c', 'd']
@@ -84,9 +106,10 @@ def plot_trace_gantt(result, ax=None):
         kw = dict(_STYLE[style])
         kw.pop("label")
         kw.setdefault("edgecolor", "white")
-        ax.barh(y[node], end - start, left=start, height=0.6, **kw)
+        (bar,) = ax.barh(y[node], end - start, left=start, height=0.6, **kw)
         if end > start:
-            ax.text(
+            label = _WorkerLabel(
+                bar,
                 (start + end) / 2,
                 y[node],
                 f"w{worker}",
@@ -95,6 +118,7 @@ def plot_trace_gantt(result, ax=None):
                 fontsize=9,
                 color="black" if style in ("cancelled", "wrong") else "white",
             )
+            ax._add_text(label)  # what ax.text does, for a Text of our class
         if style not in used:
             used.append(style)
     blocks = [e for e in events if e.kind == "block"]
@@ -151,17 +175,54 @@ def _number_rounds(ax, repairs):
         label.set_gid(f"repair round {rnd}")
 
 
+def _failed(result) -> list:
+    """Each failed task once, its failed copies counted: ``["run_tests and 3 copies"]``.
+
+    A copy ``x'`` is a repair's retry of ``x`` (a copy of a copy counts as a copy of ``x``);
+    naming every copy ran the title past both sides of the chart.
+    """
+    origin = {}
+    for repair in getattr(result, "repairs", ()):
+        # A lab run's repairs (PlanRepair) write new steps, not copies.
+        for original, copy in getattr(repair, "copies", {}).items():
+            origin[copy] = origin.get(original, original)
+    by_task = {}
+    for node in result.failed:
+        by_task.setdefault(origin.get(node, node), []).append(node)
+    named = []
+    for task, nodes in by_task.items():
+        copies = sum(1 for node in nodes if node in origin)
+        if copies == 0:
+            named.append(str(task))
+        elif copies < len(nodes):
+            named.append(f"{task} and {'its copy' if copies == 1 else f'{copies} copies'}")
+        else:
+            named.append(str(nodes[0]) if copies == 1 else f"{copies} copies of {task}")
+    return sorted(named)
+
+
 def _title(result) -> str:
-    failed = sorted(map(str, result.failed))
+    """Two lines where they fit 40 characters (a 640-pixel figure's axes): the run, with its
+    repair rounds, then what failed, was blocked or cancelled; "Trace on" and the name of
+    every copy made the lines of students' runs wider than the chart, a third line left
+    the rows too little height."""
+    repairs = getattr(result, "rounds", 1) - 1
+    run = f"{result.workers} workers, makespan {result.makespan:g}"
+    if repairs:
+        run += f", {repairs} repair round{'s' if repairs > 1 else ''}"
     parts = []
+    failed = _failed(result)
     if failed:
         parts.append(f"{', '.join(failed)} failed")
     if result.blocked:
         parts.append(f"{len(result.blocked)} blocked")
     if result.cancelled:
         parts.append(f"{len(result.cancelled)} cancelled")
-    repairs = getattr(result, "rounds", 1) - 1
-    if repairs:
-        parts.append(f"{repairs} repair round{'s' if repairs > 1 else ''}")
-    summary = ", ".join(parts) if parts else "every node done"
-    return f"Trace on {result.workers} workers, makespan {result.makespan:g}\n{summary}"
+    lines = [run, parts[0] if parts else "every node done"]
+    for part in parts[1:]:  # a line breaks after a comma, where it would grow too wide
+        if len(lines[-1]) + 2 + len(part) <= _TITLE_WIDTH:
+            lines[-1] += f", {part}"
+        else:
+            lines[-1] += ","
+            lines.append(part)
+    return "\n".join(lines)
