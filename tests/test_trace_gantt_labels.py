@@ -1,7 +1,11 @@
-"""The Gantt chart of a scheduler trace labels each repair round's start legibly, with every
-student's numbers: no round's label overlaps another text (another round's, the title, an
-axis label, a tick label, a legend entry) or a bar, and none leaves the width of the axes or
-the figure.
+"""The Gantt chart of a scheduler trace is legible with every student's numbers:
+
+- each repair round's start has a label, and no round's label overlaps another text
+  (another round's, the title, an axis label, a tick label, a legend entry) or a bar, or
+  leaves the width of the axes or the figure;
+- the title stays within the axes' width (with several failed copies it ran past both sides);
+- every worker label ("w0") lies within its bar's width, and every bar wide enough has one;
+- no two row names (y tick labels) overlap (15 and 16 rows in the stepper's one panel did).
 
 Text extents, not pixels (tests/text_extents.py). The runs are the ones the scheduler-trace
 notebook draws (``final``: ``P.red_runs`` red runs of ``P.failing`` under the cap
@@ -40,6 +44,10 @@ STEPPER_SIZES += [(ONE_PANEL_BELOW, 0), (1104, 0)]
 
 #: What a round's label is called: its gid, or else its text.
 _ROUND = re.compile(r"repair round (\d+)")
+#: A bar's worker label.
+_WORKER = re.compile(r"w\d+")
+#: A bar at least this wide (pixels) shows its worker ("w0" at 9 pt is 19 wide).
+WIDE_BAR = 30
 
 
 def final_run(student):
@@ -133,6 +141,42 @@ def round_label_problems(result, figure, ax, moving=()) -> list:
     return found
 
 
+def chart_problems(figure, ax, moving=()) -> list:
+    """What else is illegible in the Gantt chart ``ax``: a title wider than the axes, a
+    worker label outside its bar, a bar of at least :data:`WIDE_BAR` pixels without its
+    worker label, and row names that overlap each other."""
+    drawn = _drawn_texts(figure, moving)
+    renderer = figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    found = [
+        ("title leaves the axes' width", name)
+        for name, box, text in drawn
+        if text is ax.title and (box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1)
+    ]
+    bars = [(patch, patch.get_window_extent(renderer)) for patch in ax.patches]
+    labelled = set()
+    for name, box, text in drawn:
+        if text not in ax.texts or not _WORKER.fullmatch(name):
+            continue
+        x, y = ax.transData.transform(text.get_position())
+        bar = next((p, b) for p, b in bars if b.x0 - 1 <= x <= b.x1 + 1 and b.y0 <= y <= b.y1)
+        labelled.add(bar[0])
+        inner = bar[1]
+        # Sideways only: the text's box (12 px at 9 pt, descent included) is taller than a
+        # bar (0.6 of a row) wherever rows are under 20 px, though "w0" sits on the bar.
+        if box.x0 < inner.x0 - 1 or box.x1 > inner.x1 + 1:
+            found.append(("worker label leaves its bar", name, round(inner.width)))
+    found += [
+        ("bar without its worker", round(box.width))
+        for patch, box in bars
+        if box.width >= WIDE_BAR and patch not in labelled
+    ]
+    ticks = set(ax.get_yticklabels())
+    rows = [(name, box) for name, box, text in drawn if text in ticks]
+    found += [("row names", *p[1:]) for p in text_problems(rows, figure.bbox)]
+    return found
+
+
 @pytest.fixture(scope="module")
 def runs():
     return {student: final_run(student) for student in IDS}
@@ -151,7 +195,7 @@ def test_the_runs_have_repair_rounds_close_together(runs):
 
 
 @pytest.mark.parametrize("student", IDS)
-def test_the_chart_alone_labels_every_round_legibly(runs, student):
+def test_the_chart_alone_is_legible(runs, student):
     run = runs[student]
     for width in FIGURE_WIDTHS:
         figure = InlineFigure(figsize=(width / 100, 4.0), dpi=100, layout="constrained")
@@ -159,10 +203,11 @@ def test_the_chart_alone_labels_every_round_legibly(runs, student):
         ax = figure.add_subplot()
         plot_trace_gantt(run, ax=ax)
         assert round_label_problems(run, figure, ax) == [], width
+        assert chart_problems(figure, ax) == [], width
 
 
 @pytest.mark.parametrize("student", IDS)
-def test_the_trace_stepper_labels_every_round_legibly(runs, student):
+def test_the_trace_stepper_is_legible(runs, student):
     """At every size, narrow to wide; the Gantt chart is static: the last step shows it as
     every other step does."""
     run = runs[student]
@@ -174,6 +219,7 @@ def test_the_trace_stepper_labels_every_round_legibly(runs, student):
         stepper.png()
         moving = stepper.renderer.moving
         assert round_label_problems(run, stepper.figure, stepper.gantt_ax, moving) == [], width
+        assert chart_problems(stepper.figure, stepper.gantt_ax, moving) == [], width
     stepper.close()
 
 

@@ -48,6 +48,10 @@ _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
 #: arrangement.
 ONE_PANEL_BELOW = 1050
 HEIGHTS = {"side by side": 360, "one panel": 300}
+#: Rows of the Gantt chart one panel of HEIGHTS["one panel"] holds; each row more makes the
+#: figure ROW_HEIGHT CSS pixels taller (row names at 9 pt are 13 pixels high: students'
+#: charts of 15 and 16 rows had them overlap at 300).
+ONE_PANEL_ROWS, ROW_HEIGHT = 13, 13
 #: The panel buttons' labels and the panel each shows.
 PANELS = {"plan": "plan", "Gantt chart": "gantt"}
 
@@ -180,7 +184,7 @@ class TraceStepper(Explorer):
         width = int(change["new"][0])
         arrangement = "one panel" if width < ONE_PANEL_BELOW else "side by side"
         if arrangement != self.arrangement:
-            self.arrangement, self._height = arrangement, HEIGHTS[arrangement]
+            self.arrangement, self._height = arrangement, self._height_of(arrangement)
             if arrangement == "one panel":
                 grid = self.figure.add_gridspec(1, 1)
                 self._plan_slot.set_subplotspec(grid[0])
@@ -191,6 +195,11 @@ class TraceStepper(Explorer):
                 self.gantt_ax.set_subplotspec(grid[1])
             self._show_panels()
         super()._on_screen(change)
+
+    def _height_of(self, arrangement) -> int:
+        """The figure's height in an arrangement: one panel grows with the Gantt chart's rows."""
+        more = len(self.result.graph) - ONE_PANEL_ROWS if arrangement == "one panel" else 0
+        return HEIGHTS[arrangement] + ROW_HEIGHT * max(0, more)
 
     @serialised
     def _on_panel(self, change):
