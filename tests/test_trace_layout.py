@@ -19,6 +19,7 @@ from decompkit.exercises import trace
 from decompkit.exercises.params import params
 from decompkit.widgets import trace_stepper
 from decompkit.widgets.trace import ONE_PANEL_BELOW
+from decompkit.widgets.view import CSS_DPI
 
 pytestmark = pytest.mark.slow  # a few dozen full draws of the figure
 
@@ -110,3 +111,16 @@ def test_a_narrow_then_wide_notebook_puts_the_panels_back_side_by_side(repaired_
     plan, gantt = stepper.dag_ax.get_position(), stepper.gantt_ax.get_position()
     assert plan.x1 <= gantt.x0  # beside each other again
     assert _problems(stepper.figure) == []
+
+
+@pytest.mark.parametrize(("rows", "height"), [(10, 300), (13, 300), (15, 326), (16, 339)])
+def test_one_panel_grows_with_the_gantt_charts_rows(rows, height):
+    """Row names at 9 pt need 13 CSS px a row: 300 px hold 13 rows of the one panel
+    (tests/test_trace_gantt_labels.py checks students' charts of 15 and 16 rows)."""
+    chain = {f"t{i}": [f"t{i - 1}"] if i else [] for i in range(rows)}
+    stepper = trace_stepper(scheduler.schedule(chain, dict.fromkeys(chain, 1), workers=2))
+    stepper._on_screen({"new": (673, 1.0)})
+    assert stepper.arrangement == "one panel"
+    assert round(stepper.figure.get_figheight() * CSS_DPI) == height
+    stepper._on_screen({"new": (1104, 1.0)})
+    assert round(stepper.figure.get_figheight() * CSS_DPI) == 360  # side by side: as before
