@@ -41,11 +41,10 @@ _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
 #: first: its boxes are what a step changes). A projector at 150 % zoom (1280 x 720: about
 #: 673 x 320 CSS pixels under the controls in JupyterLab) has room for neither two panels
 #: beside each other (the plan's generations need about 85 pixels each, the Gantt chart's
-#: bars and "repair round" labels as much again) nor one above the other (the plan's lanes
-#: need about 45 pixels each, the Gantt chart's rows 15: 360 pixels and more for the
-#: lecture's run). Side by side, the lecture's plan needs 1030 pixels (at 1000 its boxes and
-#: the "repair round" labels ran into each other). The figure's height (CSS pixels) in each
-#: arrangement.
+#: bars as much again) nor one above the other (the plan's lanes need about 45 pixels each,
+#: the Gantt chart's rows 15: 360 pixels and more for the lecture's run). Side by side, the
+#: lecture's plan needs 1030 pixels (at 1000 its boxes ran into each other). The figure's
+#: height (CSS pixels) in each arrangement.
 ONE_PANEL_BELOW = 1050
 HEIGHTS = {"side by side": 360, "one panel": 300}
 #: Rows of the Gantt chart one panel of HEIGHTS["one panel"] holds; each row more makes the
