@@ -3,8 +3,8 @@
 The fixture ``hub`` creates an instructor and three students as Unix users (random names,
 deleted afterwards), an exchange under a fresh temporary folder, the instructor's course
 folder, and starts deploy/jupyterhub_config.py through deploy/hub.py. Everything is torn
-down on success and on failure: the hub stops the servers it spawned, the users' leftover
-processes are killed and the users removed with their homes.
+down on success and on failure: the users' processes (their servers among them) are killed
+and the users removed with their homes, then the hub and its proxy are stopped.
 
 Needs root and useradd (CI has both); elsewhere the tests are skipped with the reason.
 """
@@ -82,10 +82,12 @@ def hub():
         print((temp / "hub.log").read_text()[-6000:])
         raise
     finally:
-        if process is not None:
-            deploy.stop_hub(process)
+        # The users' processes go first: the hub then finds its servers gone and stops at
+        # once, instead of polling each server's shutdown with growing pauses (6-9 s).
         for name in [instructor, *students]:
             deploy.remove_user(name)
+        if process is not None:
+            deploy.stop_hub(process)
         log.close()
         shutil.rmtree(temp, ignore_errors=True)
 
@@ -226,11 +228,11 @@ def pod_hub():
             print(Path(log.name).read_text()[-6000:])
         raise
     finally:
+        deploy.remove_user(pod_user)  # every pod first, as in ``hub``
         if hub_process is not None:
             deploy.stop_hub(hub_process)
         if service_process is not None:
             deploy.stop_hub(service_process)
-        deploy.remove_user(pod_user)
         hub_log.close()
         service_log.close()
         shutil.rmtree(run, ignore_errors=True)
