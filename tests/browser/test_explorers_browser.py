@@ -71,6 +71,11 @@ _VISIBLE_HEIGHT = """e => {
 }"""
 
 
+#: Widths in CSS pixels of the DAG explorer's duration sliders' tracks (none elsewhere).
+_DURATION_TRACKS = """e => [...e.querySelectorAll('.decompkit-durations .slider-container')]
+    .map(t => Math.round(t.getBoundingClientRect().width))"""
+
+
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_each_explorer_fits_a_projector_and_is_screenshotted(
     ui, projector_page, lab_server, explorers_notebook, artifacts
@@ -96,6 +101,11 @@ def test_each_explorer_fits_a_projector_and_is_screenshotted(
             f"shows {visible:.0f} at 1280 x 720"
         )
         assert whole["width"] <= SCREEN[0], name
+        tracks = root.evaluate(_DURATION_TRACKS)
+        assert bool(tracks) == (name == "DAG"), (name, tracks)
+        assert all(width >= 120 for width in tracks), (
+            f"{name}: duration sliders' tracks of {tracks} CSS pixels are too short to drag"
+        )
     # What the screenshots show is the controls' setting, drawn for the width now offered.
     _assert_canvases_show_the_kernels_pictures(page, lab_server, artifacts, f"at rest in {ui}")
 
