@@ -12,11 +12,10 @@ from __future__ import annotations
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Annotation, Text
+from test_trace_gantt_labels import final_run
 from text_extents import text_problems
 
 from decompkit import scheduler
-from decompkit.exercises import trace
-from decompkit.exercises.params import params
 from decompkit.widgets import trace_stepper
 from decompkit.widgets.trace import ONE_PANEL_BELOW
 from decompkit.widgets.view import CSS_DPI
@@ -26,18 +25,7 @@ pytestmark = pytest.mark.slow  # a few dozen full draws of the figure
 
 @pytest.fixture(scope="module")
 def repaired_run():
-    P = params("trace", "lecture")
-    try:
-        return scheduler.run_with_repair(
-            P.A.graph,
-            P.A.durations,
-            workers=P.workers,
-            step=trace.failing_step(P.failing, runs=P.red_runs),
-            faulty={P.failing: P.faulty},
-            kappa_plan=P.kappa_plan,
-        )
-    except scheduler.RepairLimitError as error:
-        return error.result
+    return final_run("lecture")
 
 
 def _problems(figure) -> list:
