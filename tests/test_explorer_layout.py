@@ -19,7 +19,7 @@ from test_widgets import repaired_run
 from text_extents import text_problems
 
 from decompkit import widgets
-from decompkit.widgets.trace import ONE_PANEL_BELOW
+from decompkit.widgets.panels import ONE_PANEL_BELOW
 
 pytestmark = pytest.mark.slow  # one explorer and a few full draws per case
 

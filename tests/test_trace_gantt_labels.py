@@ -29,7 +29,7 @@ from decompkit.exercises.params import params
 from decompkit.plots.scheduler import plot_trace_gantt
 from decompkit.plots.style import InlineFigure
 from decompkit.widgets import trace_stepper
-from decompkit.widgets.trace import ONE_PANEL_BELOW
+from decompkit.widgets.panels import ONE_PANEL_BELOW
 
 pytestmark = pytest.mark.slow  # a dozen full draws per student
 

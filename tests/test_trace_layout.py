@@ -17,7 +17,7 @@ from text_extents import text_problems
 
 from decompkit import scheduler
 from decompkit.widgets import trace_stepper
-from decompkit.widgets.trace import ONE_PANEL_BELOW
+from decompkit.widgets.panels import ONE_PANEL_BELOW
 from decompkit.widgets.view import CSS_DPI
 
 pytestmark = pytest.mark.slow  # a few dozen full draws of the figure

@@ -27,7 +27,7 @@ from ..plots.dag import (
 from ..plots.style import GREY
 from .base import Explorer, serialised
 from .controls import int_slider, projector_fonts, rows_html
-from .trace import ONE_PANEL_BELOW, PANELS
+from .panels import ONE_PANEL, TwoPanels
 
 __all__ = ["DagExplorer", "dag_explorer"]
 
@@ -39,7 +39,7 @@ MAX_WORKERS = 6
 _OPTIONS = {"spurious_edge": "A", "coordination": "B", "resources": "B"}
 _DURATION_STYLE = {"description_width": "150px"}
 #: The figure's height (CSS pixels) with the plan above the Gantt chart, and with one panel
-#: at a time where the notebook is narrower than :data:`~.trace.ONE_PANEL_BELOW` (a projector
+#: at a time where the notebook is narrower than :data:`~.panels.ONE_PANEL_BELOW` (a projector
 #: at 150 % zoom: 673 x 359 CSS pixels in JupyterLab, controls included). There the panel
 #: takes the room under the controls down to :data:`ONE_PANEL_LOWEST`: three rows of two-line
 #: boxes, the title and the generations' ticks.
@@ -106,9 +106,11 @@ def duration_range(durations) -> int:
     return max(10, 2 * math.ceil(max(durations.values(), default=0)))
 
 
-class DagExplorer(Explorer):
+class DagExplorer(TwoPanels, Explorer):
     """Example, durations and workers over critical path and list schedule; see
     :func:`dag_explorer`."""
+
+    BOTH = "one above the other"
 
     def __init__(self, params=None, example="A", workers=None):
         if isinstance(params, str):  # dag_explorer("B"): the example, lecture numbers
@@ -118,8 +120,7 @@ class DagExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
         if workers is None:
             workers = getattr(params, "workers", 2) if params is not None else 2
-        super().__init__(height=HEIGHTS["one above the other"])
-        self.arrangement = "one above the other"
+        super().__init__(height=HEIGHTS[self.BOTH])
         self.controls = {
             "example": widgets.ToggleButtons(
                 options=[(f"{key}: {ex.name}", key) for key, ex in self.examples.items()],
@@ -167,13 +168,7 @@ class DagExplorer(Explorer):
         )
         self.duration_box.add_class("decompkit-durations")  # three columns at 150 % zoom
         #: The panel shown where the notebook is narrow (hidden where both are shown).
-        self.panel = widgets.ToggleButtons(
-            options=list(PANELS.items()),
-            value="plan",
-            tooltips=["the plan: critical path and slack", "the list schedule's Gantt chart"],
-            style={"button_width": "auto"},
-        )
-        self.panel.observe(self._on_panel, names="value")
+        self._panel_buttons("the plan: critical path and slack", "the list schedule's Gantt chart")
         #: One duration slider per task of the current example (also in ``controls``).
         self.duration_sliders: dict = {}
         self._sliders: dict = {}  # every example's duration sliders, by example
@@ -277,52 +272,34 @@ class DagExplorer(Explorer):
 
     # -- drawing --------------------------------------------------------------------------------
 
-    @serialised
-    def _on_screen(self, change):
-        """One panel at a time where the notebook is narrow, one above the other elsewhere."""
-        width = int(change["new"][0])
-        arrangement = "one panel" if width < ONE_PANEL_BELOW else "one above the other"
-        if arrangement != self.arrangement:
-            self.arrangement, self._height = arrangement, HEIGHTS[arrangement]
-            if arrangement == "one panel":
-                grid = self.figure.add_gridspec(1, 1)
-                self.dag_ax.set_subplotspec(grid[0])
-                self.gantt_ax.set_subplotspec(grid[0])
-            else:
-                grid = self.figure.add_gridspec(2, 1, height_ratios=(3, 2))
-                self.dag_ax.set_subplotspec(grid[0])
-                self.gantt_ax.set_subplotspec(grid[1])
-            self._show_panels()
-        super()._on_screen(change)
+    def _height_of(self, arrangement) -> int:
+        return HEIGHTS[arrangement]
+
+    def _place(self, one):
+        """Both panels in one cell (one is shown), or the plan above the Gantt chart."""
+        if one:
+            grid = self.figure.add_gridspec(1, 1)
+            self.dag_ax.set_subplotspec(grid[0])
+            self.gantt_ax.set_subplotspec(grid[0])
+        else:
+            grid = self.figure.add_gridspec(2, 1, height_ratios=(3, 2))
+            self.dag_ax.set_subplotspec(grid[0])
+            self.gantt_ax.set_subplotspec(grid[1])
 
     def _fitted_height(self, room) -> int:
         # One panel takes the room under the controls; both keep their height (the plan's
         # rows and the Gantt chart's are not legible shorter).
-        if self.arrangement == "one panel":
+        if self.arrangement == ONE_PANEL:
             if not room or room >= self._height:
                 return self._height
             return max(int(room), ONE_PANEL_LOWEST)
         return self._height
 
-    @serialised
-    def _on_panel(self, change):
-        """The panel buttons: the other panel, on a background of its own."""
-        self._show_panels()
-        self._forget_ahead()
-        self._laid_out = False
-        self.update()
-
-    def _shown(self) -> set:
-        """The panels on screen: both one above the other, else the one the buttons chose."""
-        if self.arrangement == "one above the other":
-            return {"plan", "gantt"}
-        return {self.panel.value}
-
     def _show_panels(self):
         """Show the panels of the arrangement, the plan's labels for it, and name the
         artists an update moves in them."""
         shown = self._shown()
-        one = self.arrangement == "one panel"
+        one = self.arrangement == ONE_PANEL
         self.panel.layout.display = "flex" if one else "none"
         self.panel.disabled = not one
         for ax, name in ((self.dag_ax, "plan"), (self.gantt_ax, "gantt")):
@@ -556,7 +533,7 @@ def dag_explorer(params=None, example="A", workers=None):
     (:meth:`~decompkit.examples.WorkedExample.with_edge`), B's coordination tax
     (:meth:`~decompkit.examples.WorkedExample.with_coordination`) and B's shared lock
     (``resources``). Every update redraws both panels on the same figure, on a fixed layout.
-    Where the notebook is narrower than :data:`~decompkit.widgets.trace.ONE_PANEL_BELOW` CSS
+    Where the notebook is narrower than :data:`~decompkit.widgets.panels.ONE_PANEL_BELOW` CSS
     pixels (a projector at 150 % zoom) the figure shows one panel at a time, chosen with the
     *plan* and *Gantt chart* buttons (``.panel``), and takes the height left under the
     controls (down to :data:`ONE_PANEL_LOWEST`).

@@ -20,6 +20,7 @@ from ..plots.scheduler import plot_trace_gantt
 from ..plots.style import GREY, PALETTE
 from .base import Explorer, serialised
 from .controls import projector_fonts, rows_html
+from .panels import ONE_PANEL, TwoPanels
 
 __all__ = ["TraceStepper", "trace_stepper"]
 
@@ -36,23 +37,12 @@ STATES = {
     "cancelled": (PALETTE[3], "black", "//"),
 }
 _COLUMNS = ("time", "round", "kind", "node", "worker", "attempt", "detail")
-#: Below this width (CSS pixels) the figure shows one panel at a time, the plan or the Gantt
-#: chart, each as wide as the notebook, chosen with two buttons beside the slider (the plan
-#: first: its boxes are what a step changes). A projector at 150 % zoom (1280 x 720: about
-#: 673 x 320 CSS pixels under the controls in JupyterLab) has room for neither two panels
-#: beside each other (the plan's generations need about 85 pixels each, the Gantt chart's
-#: bars as much again) nor one above the other (the plan's lanes need about 45 pixels each,
-#: the Gantt chart's rows 15: 360 pixels and more for the lecture's run). Side by side, the
-#: lecture's plan needs 1030 pixels (at 1000 its boxes ran into each other). The figure's
-#: height (CSS pixels) in each arrangement.
-ONE_PANEL_BELOW = 1050
+#: The figure's height (CSS pixels) in each arrangement (:mod:`.panels` says when which).
 HEIGHTS = {"side by side": 360, "one panel": 300}
 #: Rows of the Gantt chart one panel of HEIGHTS["one panel"] holds; each row more makes the
 #: figure ROW_HEIGHT CSS pixels taller (row names at 9 pt are 13 pixels high: students'
 #: charts of 15 and 16 rows had them overlap at 300).
 ONE_PANEL_ROWS, ROW_HEIGHT = 13, 13
-#: The panel buttons' labels and the panel each shows.
-PANELS = {"plan": "plan", "Gantt chart": "gantt"}
 
 
 def _applied_repairs(result, k) -> int:
@@ -105,8 +95,10 @@ def _states_after(result, graph, k) -> dict:
     return {n: state.get(n, "ready" if n in ready else "pending") for n in graph}
 
 
-class TraceStepper(Explorer):
+class TraceStepper(TwoPanels, Explorer):
     """Buttons and a slider over the events of a scheduler trace; see :func:`trace_stepper`."""
+
+    BOTH = "side by side"
 
     def __init__(self, result, *, window=2):
         if not all(hasattr(result, a) for a in ("events", "graph", "makespan", "workers")):
@@ -119,8 +111,7 @@ class TraceStepper(Explorer):
         self.result = result
         self.window = window
         self.events = list(result.events)
-        super().__init__(height=HEIGHTS["side by side"])
-        self.arrangement = "side by side"
+        super().__init__(height=HEIGHTS[self.BOTH])
         n = len(self.events)
         self.controls = {
             "back": widgets.Button(description="◀ back", tooltip="one event back"),
@@ -135,12 +126,7 @@ class TraceStepper(Explorer):
                 style={"description_width": "90px"},
             ),
         }
-        self.panel = widgets.ToggleButtons(
-            options=list(PANELS.items()),
-            value="plan",
-            tooltips=["the plan, each task in its state", "the Gantt chart of the whole run"],
-            style={"button_width": "auto"},
-        )
+        self._panel_buttons("the plan, each task in its state", "the Gantt chart of the whole run")
         self.table = widgets.HTML()
         c = self.controls
         for button in (c["back"], c["forward"]):
@@ -152,7 +138,6 @@ class TraceStepper(Explorer):
         c["forward"].add_class("decompkit-forward")
         self.view.stepper = [c["event"], c["back"], c["forward"]]
         self._watch("event")
-        self.panel.observe(self._on_panel, names="value")
         with projector_fonts():
             self._draw()
         self._show_panels()
@@ -177,46 +162,27 @@ class TraceStepper(Explorer):
 
     # -- drawing --------------------------------------------------------------------------------
 
-    @serialised
-    def _on_screen(self, change):
-        """One panel at a time where the notebook is narrow, both side by side elsewhere."""
-        width = int(change["new"][0])
-        arrangement = "one panel" if width < ONE_PANEL_BELOW else "side by side"
-        if arrangement != self.arrangement:
-            self.arrangement, self._height = arrangement, self._height_of(arrangement)
-            if arrangement == "one panel":
-                grid = self.figure.add_gridspec(1, 1)
-                self._plan_slot.set_subplotspec(grid[0])
-                self.gantt_ax.set_subplotspec(grid[0])
-            else:
-                grid = self.figure.add_gridspec(1, 2, width_ratios=(1.1, 1.0))
-                self._plan_slot.set_subplotspec(grid[0])
-                self.gantt_ax.set_subplotspec(grid[1])
-            self._show_panels()
-        super()._on_screen(change)
+    def _place(self, one):
+        """Both panels in one cell (one is shown), or side by side."""
+        if one:
+            grid = self.figure.add_gridspec(1, 1)
+            self._plan_slot.set_subplotspec(grid[0])
+            self.gantt_ax.set_subplotspec(grid[0])
+        else:
+            grid = self.figure.add_gridspec(1, 2, width_ratios=(1.1, 1.0))
+            self._plan_slot.set_subplotspec(grid[0])
+            self.gantt_ax.set_subplotspec(grid[1])
 
     def _height_of(self, arrangement) -> int:
         """The figure's height in an arrangement: one panel grows with the Gantt chart's rows."""
-        more = len(self.result.graph) - ONE_PANEL_ROWS if arrangement == "one panel" else 0
+        more = len(self.result.graph) - ONE_PANEL_ROWS if arrangement == ONE_PANEL else 0
         return HEIGHTS[arrangement] + ROW_HEIGHT * max(0, more)
-
-    @serialised
-    def _on_panel(self, change):
-        """The panel buttons: the other panel, on a background of its own."""
-        self._show_panels()
-        self._forget_ahead()
-        self._laid_out = False
-        self.update()
-
-    def _shown(self) -> set:
-        """The panels on screen: both side by side, else the one the panel buttons chose."""
-        return {"plan", "gantt"} if self.arrangement == "side by side" else {self.panel.value}
 
     def _show_panels(self):
         """Show the panels of the arrangement, with their texts and legend, and name the
         artists an update moves in them."""
         shown = self._shown()
-        one = self.arrangement == "one panel"
+        one = self.arrangement == ONE_PANEL
         self.panel.layout.display = "flex" if one else "none"
         self.panel.disabled = not one
         self.gantt_ax.set_visible("gantt" in shown)
@@ -385,12 +351,13 @@ def trace_stepper(result, *, window=2):
     colour of its state (legend below). Right: :func:`~decompkit.plots.scheduler.plot_trace_gantt`
     of the whole run, the black line at the time of event k. Below: the count of tasks in
     each state and the event table around event k. Where the notebook is narrower than
-    :data:`ONE_PANEL_BELOW` CSS pixels (a projector at 150 % zoom) the figure shows one of
-    the two panels at a time, as wide as the notebook, chosen with the *plan* and *Gantt
-    chart* buttons beside the slider. The state is replayed from the trace: dispatch and
-    attempt make a node running, finish done, fail failed, block blocked, cancel cancelled;
-    a new round clears blocked and cancelled (the scheduler derives its blocked set anew at
-    every call); the rest is ready (:func:`decompkit.dag.ready_set`) or pending.
+    :data:`~decompkit.widgets.panels.ONE_PANEL_BELOW` CSS pixels (a projector at 150 % zoom)
+    the figure shows one of the two panels at a time, as wide as the notebook, chosen with
+    the *plan* and *Gantt chart* buttons beside the slider. The state is replayed from the
+    trace: dispatch and attempt make a node running, finish done, fail failed, block blocked,
+    cancel cancelled; a new round clears blocked and cancelled (the scheduler derives its
+    blocked set anew at every call); the rest is ready (:func:`decompkit.dag.ready_set`) or
+    pending.
 
     Examples
     --------
