@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import tomllib
+
 __all__ = [
     "HubLayout",
     "ensure_environment",
@@ -98,6 +100,13 @@ def _source_stamp() -> str:
     return digest.hexdigest()
 
 
+def lock_overrides() -> list[str]:
+    """The requirements of pyproject.toml's ``[tool.uv] override-dependencies``: what the lock
+    pins otherwise or leaves out (a marker that never holds), for the hub's environment too."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return list(pyproject.get("tool", {}).get("uv", {}).get("override-dependencies", []))
+
+
 def find_uv() -> str | None:
     """The uv to install with: ``DECOMPKIT_UV`` (``off``: none), ``uv`` on PATH, or the one
     ``kit.py`` fetched into ``.venv-tools/``; None when there is none."""
@@ -146,10 +155,15 @@ def ensure_environment(prefix: Path = PREFIX) -> Path:
         shutil.copy2(REPO / "pyproject.toml", source)
         shutil.copy2(REPO / "README.md", source)
         shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info"))
-        # The kit's dependencies at the versions of its lock (requirements/lab.txt).
+        # The kit's dependencies at the versions of its lock (requirements/lab.txt), and
+        # with uv the lock's overrides (what it leaves out; pip has no such option).
         pins = ["-c", str(REPO / "requirements" / "lab.txt")]
-        subprocess.run([*install, *pins, str(source), "jupyterhub"], check=True)
         uv = install[1:2] == ["pip"]
+        if uv:
+            overrides = Path(scratch) / "overrides.txt"
+            overrides.write_text("\n".join(lock_overrides()) + "\n")
+            pins += ["--overrides", str(overrides)]
+        subprocess.run([*install, *pins, str(source), "jupyterhub"], check=True)
         reinstall = ["--reinstall-package", "decompkit"] if uv else ["--force-reinstall"]
         subprocess.run([*install, "--no-deps", *reinstall, str(source)], check=True)
     subprocess.run(["chmod", "-R", "a+rX", str(venv)], check=True)
