@@ -31,15 +31,18 @@ from decompkit.plots.style import InlineFigure
 from decompkit.widgets import trace_stepper
 from decompkit.widgets.panels import ONE_PANEL_BELOW
 
-pytestmark = pytest.mark.slow  # a dozen full draws per student
+pytestmark = pytest.mark.slow  # seven full draws per student
 
 IDS = ["lecture", *(f"s{n:04d}" for n in range(30))]
-#: Widths of the chart alone (a notebook shows it at 640 px, its default width; 673 and 751
-#: at 150 % zoom, 848 JupyterLab's notebook with the file browser open, 1104 at 100 %).
-FIGURE_WIDTHS = [640, 673, 848, 1104]
-#: ``(width, room)`` of the trace stepper, as in tests/test_explorer_layout.py: one panel at a
-#: time below ONE_PANEL_BELOW, the Gantt chart beside the plan from there.
-STEPPER_SIZES = [(640, 0), (673, 327), (751, 346), (848, 0), (ONE_PANEL_BELOW - 1, 0)]
+#: Widths of the chart alone: 640 px (a notebook's default width, the narrowest) and 1104
+#: (Notebook 7 at 100 %). On the chart before round numbers, 673 and 848 px failed no run
+#: that 640 did not fail too (14 and 2 runs against 18), so they are left out for time.
+FIGURE_WIDTHS = [640, 1104]
+#: ``(width, room)`` of the trace stepper: one panel at a time below ONE_PANEL_BELOW (640,
+#: and 673 x 327, JupyterLab at 150 % zoom), the Gantt chart beside the plan from there (on
+#: either side of the switch, and at 1104). The layout test's 751 and 848 px (3 and 2 runs
+#: failed there) found nothing the others did not.
+STEPPER_SIZES = [(640, 0), (673, 327), (ONE_PANEL_BELOW - 1, 0)]
 STEPPER_SIZES += [(ONE_PANEL_BELOW, 0), (1104, 0)]
 
 #: What a round's label is called: its gid, or else its text.
