@@ -111,6 +111,7 @@ class DagExplorer(TwoPanels, Explorer):
     :func:`dag_explorer`."""
 
     BOTH = "one above the other"
+    BOTH_GRID = {"nrows": 2, "ncols": 1, "height_ratios": (3, 2)}
 
     def __init__(self, params=None, example="A", workers=None):
         if isinstance(params, str):  # dag_explorer("B"): the example, lecture numbers
@@ -275,17 +276,6 @@ class DagExplorer(TwoPanels, Explorer):
     def _height_of(self, arrangement) -> int:
         return HEIGHTS[arrangement]
 
-    def _place(self, one):
-        """Both panels in one cell (one is shown), or the plan above the Gantt chart."""
-        if one:
-            grid = self.figure.add_gridspec(1, 1)
-            self.dag_ax.set_subplotspec(grid[0])
-            self.gantt_ax.set_subplotspec(grid[0])
-        else:
-            grid = self.figure.add_gridspec(2, 1, height_ratios=(3, 2))
-            self.dag_ax.set_subplotspec(grid[0])
-            self.gantt_ax.set_subplotspec(grid[1])
-
     def _fitted_height(self, room) -> int:
         # One panel takes the room under the controls; both keep their height (the plan's
         # rows and the Gantt chart's are not legible shorter).
@@ -299,9 +289,7 @@ class DagExplorer(TwoPanels, Explorer):
         """Show the panels of the arrangement, the plan's labels for it, and name the
         artists an update moves in them."""
         shown = self._shown()
-        one = self.arrangement == ONE_PANEL
-        self.panel.layout.display = "flex" if one else "none"
-        self.panel.disabled = not one
+        self._show_buttons()
         for ax, name in ((self.dag_ax, "plan"), (self.gantt_ax, "gantt")):
             ax.set_visible(name in shown)
             ax.set_in_layout(name in shown)
@@ -317,7 +305,8 @@ class DagExplorer(TwoPanels, Explorer):
 
     def _draw(self):
         """The two panels; their content follows in the first refresh."""
-        self.dag_ax, self.gantt_ax = self.figure.subplots(2, 1, height_ratios=(3, 2))
+        self.dag_ax, self.gantt_ax = self.figure.subplots(**self.BOTH_GRID)
+        self._plan_slot = self.dag_ax  # where the plan sits in either arrangement
         # Whole time steps on the axis (durations are whole units): 0, 5, 10, not 2.5.
         self.gantt_ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
         self._structure = None

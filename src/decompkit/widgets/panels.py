@@ -32,14 +32,16 @@ class TwoPanels:
     """Mixin for an :class:`~decompkit.widgets.base.Explorer` whose figure has a plan and a
     Gantt chart: the arrangement follows the width the page reports.
 
-    The explorer sets :attr:`BOTH` (the wide arrangement's name), calls
-    :meth:`_panel_buttons` once and provides ``_height_of(arrangement)`` (the figure's
-    height in CSS pixels), ``_place(one)`` (put the two axes on a grid of one cell, or of
-    two) and ``_show_panels()`` (show the panels of :meth:`_shown`).
+    The explorer sets :attr:`BOTH` and :attr:`BOTH_GRID`, calls :meth:`_panel_buttons`
+    once and provides ``_plan_slot`` and ``gantt_ax`` (the axes of the panels' places),
+    ``_height_of(arrangement)`` (the figure's height in CSS pixels) and ``_show_panels()``
+    (show the panels of :meth:`_shown`, starting with :meth:`_show_buttons`).
     """
 
     #: The arrangement where both panels are shown.
     BOTH = "both"
+    #: Its grid of two cells, plan first (``Figure.add_gridspec``'s arguments).
+    BOTH_GRID: dict = {"nrows": 1, "ncols": 2}
 
     def _panel_buttons(self, plan_tip: str, gantt_tip: str) -> widgets.ToggleButtons:
         """The plan / Gantt chart buttons (``self.panel``), shown only in one panel."""
@@ -63,6 +65,20 @@ class TwoPanels:
             self._place(arrangement == ONE_PANEL)
             self._show_panels()
         super()._on_screen(change)
+
+    def _place(self, one):
+        """Both panels in one cell of the figure (one of them is shown), or in the grid of
+        the wide arrangement."""
+        grid = self.figure.add_gridspec(**({"nrows": 1, "ncols": 1} if one else self.BOTH_GRID))
+        self._plan_slot.set_subplotspec(grid[0])
+        self.gantt_ax.set_subplotspec(grid[0 if one else 1])
+
+    def _show_buttons(self) -> bool:
+        """The panel buttons on screen and usable in one panel only; whether it is one."""
+        one = self.arrangement == ONE_PANEL
+        self.panel.layout.display = "flex" if one else "none"
+        self.panel.disabled = not one
+        return one
 
     @serialised
     def _on_panel(self, change):

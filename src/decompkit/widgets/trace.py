@@ -99,6 +99,7 @@ class TraceStepper(TwoPanels, Explorer):
     """Buttons and a slider over the events of a scheduler trace; see :func:`trace_stepper`."""
 
     BOTH = "side by side"
+    BOTH_GRID = {"nrows": 1, "ncols": 2, "width_ratios": (1.1, 1.0)}
 
     def __init__(self, result, *, window=2):
         if not all(hasattr(result, a) for a in ("events", "graph", "makespan", "workers")):
@@ -162,17 +163,6 @@ class TraceStepper(TwoPanels, Explorer):
 
     # -- drawing --------------------------------------------------------------------------------
 
-    def _place(self, one):
-        """Both panels in one cell (one is shown), or side by side."""
-        if one:
-            grid = self.figure.add_gridspec(1, 1)
-            self._plan_slot.set_subplotspec(grid[0])
-            self.gantt_ax.set_subplotspec(grid[0])
-        else:
-            grid = self.figure.add_gridspec(1, 2, width_ratios=(1.1, 1.0))
-            self._plan_slot.set_subplotspec(grid[0])
-            self.gantt_ax.set_subplotspec(grid[1])
-
     def _height_of(self, arrangement) -> int:
         """The figure's height in an arrangement: one panel grows with the Gantt chart's rows."""
         more = len(self.result.graph) - ONE_PANEL_ROWS if arrangement == ONE_PANEL else 0
@@ -181,10 +171,7 @@ class TraceStepper(TwoPanels, Explorer):
     def _show_panels(self):
         """Show the panels of the arrangement, with their texts and legend, and name the
         artists an update moves in them."""
-        shown = self._shown()
-        one = self.arrangement == ONE_PANEL
-        self.panel.layout.display = "flex" if one else "none"
-        self.panel.disabled = not one
+        shown, one = self._shown(), self._show_buttons()
         self.gantt_ax.set_visible("gantt" in shown)
         self.gantt_ax.set_in_layout("gantt" in shown)
         self._plan_slot.set_in_layout("plan" in shown)
@@ -211,7 +198,7 @@ class TraceStepper(TwoPanels, Explorer):
         self._set_scene(*scene)
 
     def _draw(self):
-        self.dag_ax, self.gantt_ax = self.figure.subplots(1, 2, width_ratios=(1.1, 1.0))
+        self.dag_ax, self.gantt_ax = self.figure.subplots(**self.BOTH_GRID)
         #: The axes the layout places the plan in; later versions of the plan sit on it.
         self._plan_slot = self.dag_ax
         plot_trace_gantt(self.result, ax=self.gantt_ax)
