@@ -24,6 +24,7 @@ from decompkit.exercises.params import params
 from decompkit.page import staged, trace_run
 from decompkit.widgets import dag_explorer, horizon_explorer, reliability_explorer, trace_stepper
 from decompkit.widgets.controls import projector_fonts
+from decompkit.widgets.panels import PANELS
 from decompkit.widgets.view import CSS_DPI
 
 from .conftest import ARTIFACTS
@@ -558,7 +559,7 @@ def test_the_dag_explorer_is_the_kits_picture(
             before = page.evaluate("() => window.lecturePage.explorers.dag.painted")
             buttons.get_by_role("button", name=move[0], exact=True).click()
             page.wait_for_function(_SHOWN.format(name="dag", before=before))
-            panel = {"plan": "plan", "Gantt chart": "gantt"}[move[0]]
+            panel = PANELS[move[0]]
         elif move:
             _press(page, "dag", *move)
         shown = page.evaluate("() => window.lecturePage.explorers.dag")

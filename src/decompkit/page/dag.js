@@ -312,7 +312,8 @@ function ganttPanel(baked, drawn) {
 /** Both panels, or the one a layout of one panel at a time shows (baked.panel). */
 function scene(baked, drawn) {
   const plan = baked.panel !== "gantt" ? dagPanel(baked, drawn) : [];
-  return [...plan, ...(baked.panel !== "plan" ? ganttPanel(baked, drawn) : [])];
+  const gantt = baked.panel !== "plan" ? ganttPanel(baked, drawn) : [];
+  return [...plan, ...gantt];
 }
 
 // -- the controls -----------------------------------------------------------------------------
