@@ -137,6 +137,26 @@ def test_the_fits_agree_with_a_grid_search_of_the_likelihood(seed, start_up):
     assert_allclose((fit.a, fit.p), (grid_a, grid_p), atol=2e-3)
 
 
+@pytest.mark.parametrize(
+    "n, s, t",
+    [
+        ([1, 2, 3, 900, 1500], [3, 3, 2, 0, 0], 3),  # p^n rounds to 0 at the long tasks
+        ([1, 4, 9], [0, 0, 0], 5),  # every run fails
+        ([2, 5, 7], [5, 5, 5], 5),  # every run succeeds
+        ([3, 3, 3, 3], [1, 2, 0, 2], 2),  # one step count: only a p^3 can be told
+        ([1, 30, 60], [40, 1, 0], [40, 40, 40]),  # wins at one count, losses at the others
+    ],
+)
+def test_the_start_up_fit_is_the_best_point_at_the_edges(n, s, t):
+    """Where a search can fail: rates that round to 0, no losses or no wins, a flat ridge."""
+    n, s = np.asarray(n), np.asarray(s)
+    t = np.broadcast_to(t, n.shape)
+    fit = fit_chain(n, s, t, start_up=True)
+    assert 0 < fit.a <= 1 and 0 < fit.p < 1
+    _, _, grid_ll = _grid_search(n, s, t, start_up=True)
+    assert fit.log_likelihood >= grid_ll - 1e-9
+
+
 def test_fit_results_and_aic():
     plain = fit_chain([1, 2, 3], [9, 8, 7], 10)
     assert plain.a == 1.0 and plain.parameters == 1
