@@ -680,3 +680,33 @@ def test_random_moves_keep_the_invariants(moves):
         p = plan.progress()
         assert p.current_done == list(states.values()).count(DONE)
     assert [e.seq for e in plan.events] == list(range(len(plan.events)))
+
+
+def test_a_copy_and_its_original_go_their_own_ways():
+    """What one of the two does later (a transition, a revision adding a step and an
+    invariant) leaves the other's steps, log, ids and invariants as they were."""
+    plan = Plan(
+        "g",
+        [
+            Step("a", "do a", verification="a ok"),
+            Step("b", "do b", depends_on=["a"], verification="b ok"),
+        ],
+        clock=iter(range(100)).__next__,
+    )
+    plan.transition("a", ACTIVE)
+    twin = plan.copy(clock=lambda: 50.0)
+    before = (plan.steps, plan.events, plan.invariants, plan.progress())
+    twin.transition("a", DONE, evidence="checked")
+    twin.revise(
+        reason="b needs c",
+        observation="b's input lacks c",
+        add=[Step("c", "do c", verification="c ok", invariant=True)],
+        add_edges=[("c", "b")],
+        remove=[],
+    )
+    assert (plan.steps, plan.events, plan.invariants, plan.progress()) == before
+    assert [e.time for e in twin.events] == [0, 50, 50] and twin.invariants == ("b", "c")
+    plan.transition("a", BLOCKED, reason="waiting")
+    assert twin.step("a").state is DONE and len(twin.events) == 3
+    with pytest.raises(ValueError, match=r"clock must be callable, got 3"):
+        plan.copy(clock=3)

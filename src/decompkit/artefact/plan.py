@@ -215,6 +215,39 @@ class Plan:
         """
         return {sid: s.depends_on for sid, s in self._steps.items()}
 
+    def copy(self, *, clock=None) -> Plan:
+        """An independent plan in the same state: the same steps, invariants and log, with
+        nothing shared that either changes later.
+
+        Parameters
+        ----------
+        clock : callable, optional
+            The copy's clock (default: this plan's).
+
+        Raises
+        ------
+        ValueError
+            If ``clock`` is not callable.
+
+        Examples
+        --------
+        >>> plan = Plan("g", [Step("a", "do a", verification="a checked")])
+        >>> twin = plan.copy()
+        >>> twin.transition("a", "active").seq, plan.step("a").state, len(plan.events)
+        (0, <State.PENDING: 'pending'>, 0)
+        """
+        if clock is not None and not callable(clock):
+            raise ValueError(f"clock must be callable, got {short.repr(clock)}")
+        twin = object.__new__(Plan)
+        twin.__dict__.update(self.__dict__)  # the goal, invariants and original ids: immutable
+        twin._steps, twin._used, twin._events = (
+            dict(self._steps),
+            set(self._used),
+            list(self._events),
+        )
+        twin._clock = self._clock if clock is None else clock
+        return twin
+
     def ready(self) -> tuple:
         """The frontier: pending steps whose dependencies are all done, in insertion order.
 

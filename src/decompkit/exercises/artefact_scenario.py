@@ -13,6 +13,7 @@ itself, so the tables' kinds serve only the hints.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from ..artefact import ABANDONED, ACTIVE, BLOCKED, DONE, PENDING, Plan, RevisionError, Step
@@ -133,11 +134,13 @@ class Artefact:
         yield "plan revised", plan
 
     def plan_at(self, stage: str) -> Plan:
-        """A fresh plan right after ``stage`` (a label of :meth:`stages`)."""
-        for label, plan in self.stages():
-            if label == stage:
-                return plan
-        raise ValueError(f"stage must be a label of Artefact.stages(), got {stage!r}")
+        """A fresh plan right after ``stage`` (a label of :meth:`stages`): a copy of the one
+        played once for these parameters, whose clock goes on from the same tick."""
+        played = _played(self)
+        if stage not in played:
+            raise ValueError(f"stage must be a label of Artefact.stages(), got {stage!r}")
+        plan = played[stage]
+        return plan.copy(clock=_clock(start=len(plan.events)))
 
     def move_plan(self, before) -> Plan:
         """The revised plan with :attr:`move_step` brought to the state ``before``."""
@@ -152,8 +155,15 @@ class Artefact:
         return plan
 
 
-def _clock():
-    ticks = iter(range(10**6))
+@functools.lru_cache(maxsize=64)  # a draw asks for the same stages tens of times
+def _played(artefact: Artefact) -> dict:
+    """``{label: plan}`` of :meth:`Artefact.stages`, each a copy kept as it was then."""
+    return {label: plan.copy() for label, plan in artefact.stages()}
+
+
+def _clock(start=0):
+    """Ticks 0, 1, 2, ...: one per event logged, so an event's time is its place in the log."""
+    ticks = iter(range(start, 10**6))
     return lambda: float(next(ticks))
 
 
