@@ -31,7 +31,7 @@ from decompkit.plots.style import InlineFigure
 from decompkit.widgets import trace_stepper
 from decompkit.widgets.panels import ONE_PANEL_BELOW
 
-pytestmark = pytest.mark.slow  # seven full draws per student
+pytestmark = pytest.mark.slow  # twelve full draws per student
 
 IDS = ["lecture", *(f"s{n:04d}" for n in range(30))]
 #: Widths of the chart alone: 640 px (a notebook's default width, the narrowest) and 1104
@@ -103,11 +103,11 @@ def _drawn_texts(figure, moving=()) -> list:
     return drawn
 
 
-def round_label_problems(result, figure, ax, moving=()) -> list:
+def round_label_problems(result, figure, ax, drawn) -> list:
     """What is wrong with the repair rounds' labels of the Gantt chart ``ax``: a round's start
     without a label (or with two), a label away from its line, and a label that overlaps
-    another text or a bar, or leaves the axes' width or the figure."""
-    drawn = _drawn_texts(figure, moving)
+    another text or a bar, or leaves the axes' width or the figure. ``drawn``: the texts of
+    the figure's last draw (:func:`_drawn_texts`)."""
     labels = [(name, box) for name, box, _ in drawn if _ROUND.fullmatch(name)]
     renderer = figure.canvas.get_renderer()
     starts = _round_starts(result)
@@ -144,11 +144,10 @@ def round_label_problems(result, figure, ax, moving=()) -> list:
     return found
 
 
-def chart_problems(figure, ax, moving=()) -> list:
+def chart_problems(figure, ax, drawn) -> list:
     """What else is illegible in the Gantt chart ``ax``: a title wider than the axes, a
     worker label outside its bar, a bar of at least :data:`WIDE_BAR` pixels without its
-    worker label, and row names that overlap each other."""
-    drawn = _drawn_texts(figure, moving)
+    worker label, and row names that overlap each other; ``drawn`` as above."""
     renderer = figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     found = [
@@ -205,8 +204,9 @@ def test_the_chart_alone_is_legible(runs, student):
         FigureCanvasAgg(figure)
         ax = figure.add_subplot()
         plot_trace_gantt(run, ax=ax)
-        assert round_label_problems(run, figure, ax) == [], width
-        assert chart_problems(figure, ax) == [], width
+        drawn = _drawn_texts(figure)
+        assert round_label_problems(run, figure, ax, drawn) == [], width
+        assert chart_problems(figure, ax, drawn) == [], width
 
 
 @pytest.mark.parametrize("student", IDS)
@@ -220,9 +220,9 @@ def test_the_trace_stepper_is_legible(runs, student):
         stepper.view.screen = [width, 1.0, room]
         stepper.panel.value = "gantt"
         stepper.png()
-        moving = stepper.renderer.moving
-        assert round_label_problems(run, stepper.figure, stepper.gantt_ax, moving) == [], width
-        assert chart_problems(stepper.figure, stepper.gantt_ax, moving) == [], width
+        drawn = _drawn_texts(stepper.figure, stepper.renderer.moving)
+        assert round_label_problems(run, stepper.figure, stepper.gantt_ax, drawn) == [], width
+        assert chart_problems(stepper.figure, stepper.gantt_ax, drawn) == [], width
     stepper.close()
 
 
@@ -233,8 +233,8 @@ def test_the_check_finds_labels_on_top_of_each_other(runs):
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
     plot_trace_gantt(run, ax=ax)
-    assert round_label_problems(run, figure, ax) == []
+    assert round_label_problems(run, figure, ax, _drawn_texts(figure)) == []
     start = _round_starts(run)[1]
     ax.text(start, 0, "x", gid="repair round 1", fontsize=40)
-    problems = round_label_problems(run, figure, ax)
+    problems = round_label_problems(run, figure, ax, _drawn_texts(figure))
     assert problems[0][0] == "labels" and any(p[0] == "overlap" for p in problems)
