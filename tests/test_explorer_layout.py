@@ -16,7 +16,7 @@ import functools
 import pytest
 from matplotlib.text import Annotation, Text
 from test_widgets import repaired_run
-from text_extents import text_problems
+from text_extents import painted_texts, text_problems
 
 from decompkit import widgets
 from decompkit.widgets.panels import ONE_PANEL_BELOW
@@ -34,32 +34,19 @@ CASES = [(name, width, room) for name in sorted(SIZES) for width, room in SIZES[
 
 
 def drawn_text_boxes(explorer) -> list:
-    """``(text, box)`` of every non-empty text a full draw of the explorer's figure paints
-    (tick labels outside the view are not drawn, so they are not listed)."""
-    drawn = []
-    original = Text.draw
-
-    def record(text, renderer):
-        original(text, renderer)
-        if text.get_visible() and text.get_text().strip() and not isinstance(text, Annotation):
-            patch = text.get_bbox_patch()
-            drawn.append((text.get_text().replace("\n", " "), (patch or text).get_window_extent()))
-
-    moving = explorer.renderer.moving
-    for artist in moving:  # the scene's artists: a plain draw leaves them out
-        artist.set_animated(False)
-    Text.draw = record
-    try:
-        explorer.figure.canvas.draw()
-    finally:
-        Text.draw = original
-        for artist in moving:
-            artist.set_animated(True)
-    return drawn
+    """``(text, box)`` of every non-empty text the explorer's picture (``png``: a full draw,
+    moving artists included) paints; tick labels outside the view are not drawn, so they are
+    not listed."""
+    return [
+        (text.get_text().replace("\n", " "), box)
+        for text, box in painted_texts(explorer.png)
+        if not isinstance(text, Annotation)
+    ]
 
 
 def problems(explorer) -> list:
-    """Texts that leave the figure, and pairs of texts that overlap (by more than a pixel)."""
+    """Texts of the explorer's picture that leave the figure, and pairs of texts that
+    overlap (by more than a pixel)."""
     return text_problems(drawn_text_boxes(explorer), explorer.figure.bbox)
 
 
@@ -79,7 +66,6 @@ def _shown(name, width, room):
 @pytest.mark.parametrize("name, width, room", CASES)
 def test_no_text_overlaps_or_leaves_the_figure(name, width, room):
     explorer = _shown(name, width, room)
-    explorer.png()
     assert problems(explorer) == [], (name, width, room)
 
 
@@ -98,7 +84,6 @@ def test_the_checker_finds_an_overlap():
     left, middle, _ = explorer.panels
     middle.set_title(left.get_title(), loc="left")
     middle.title.set_position((-1.0, 1.0))
-    explorer.png()
     assert any(kind == "overlap" for kind, *_ in problems(explorer))
 
 
@@ -137,7 +122,6 @@ def test_the_trace_stepper_has_no_overlapping_or_clipped_text(width, room):
         stepper.panel.value = panel
         for k in (0, last // 2, last):
             stepper.controls["event"].value = k
-            stepper.png()
             assert problems(stepper) == [], (width, panel, k)
 
 
@@ -187,6 +171,5 @@ def test_the_dag_explorer_has_no_overlapping_or_clipped_text(key, option, width,
         explorer.panel.value = panel
         for grow in (0, 2):
             explorer.duration_sliders[longest].value += grow
-            explorer.png()
             assert problems(explorer) == [], (key, option, width, room, panel, grow)
     explorer.close()

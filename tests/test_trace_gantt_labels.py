@@ -20,8 +20,7 @@ import re
 
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.text import Text
-from text_extents import text_problems
+from text_extents import painted_texts, text_problems
 
 from decompkit import scheduler
 from decompkit.exercises import trace
@@ -76,30 +75,15 @@ def _round_starts(result) -> dict:
     return {rnd: time for rnd, time in starts.items() if rnd > 0}
 
 
-def _drawn_texts(figure, moving=()) -> list:
-    """``(name, box, text)`` of every non-empty text a full draw of ``figure`` paints; the
-    name is the round a text labels (``"repair round 2"``), else the text itself. ``moving``:
-    an explorer's animated artists, which a plain draw leaves out."""
+def _drawn_texts(draw) -> list:
+    """``(name, box, text)`` of every non-empty text the last figure draw of ``draw()``
+    paints (a canvas's draw, or an explorer's ``png``: a full draw, moving artists included);
+    the name is the round a text labels (``"repair round 2"``), else the text itself."""
     drawn = []
-    original = Text.draw
-
-    def record(text, renderer):
-        original(text, renderer)
-        if text.get_visible() and text.get_text().strip():
-            found = _ROUND.search(text.get_gid() or "") or _ROUND.search(text.get_text())
-            name = found.group(0) if found else text.get_text().replace("\n", " ")
-            box = (text.get_bbox_patch() or text).get_window_extent(renderer)
-            drawn.append((name, box, text))
-
-    for artist in moving:
-        artist.set_animated(False)
-    Text.draw = record
-    try:
-        figure.canvas.draw()
-    finally:
-        Text.draw = original
-        for artist in moving:
-            artist.set_animated(True)
+    for text, box in painted_texts(draw):
+        found = _ROUND.search(text.get_gid() or "") or _ROUND.search(text.get_text())
+        name = found.group(0) if found else text.get_text().replace("\n", " ")
+        drawn.append((name, box, text))
     return drawn
 
 
@@ -204,7 +188,7 @@ def test_the_chart_alone_is_legible(runs, student):
         FigureCanvasAgg(figure)
         ax = figure.add_subplot()
         plot_trace_gantt(run, ax=ax)
-        drawn = _drawn_texts(figure)
+        drawn = _drawn_texts(figure.canvas.draw)
         assert round_label_problems(run, figure, ax, drawn) == [], width
         assert chart_problems(figure, ax, drawn) == [], width
 
@@ -219,8 +203,7 @@ def test_the_trace_stepper_is_legible(runs, student):
     for width, room in STEPPER_SIZES:
         stepper.view.screen = [width, 1.0, room]
         stepper.panel.value = "gantt"
-        stepper.png()
-        drawn = _drawn_texts(stepper.figure, stepper.renderer.moving)
+        drawn = _drawn_texts(stepper.png)
         assert round_label_problems(run, stepper.figure, stepper.gantt_ax, drawn) == [], width
         assert chart_problems(stepper.figure, stepper.gantt_ax, drawn) == [], width
     stepper.close()
@@ -233,8 +216,8 @@ def test_the_check_finds_labels_on_top_of_each_other(runs):
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
     plot_trace_gantt(run, ax=ax)
-    assert round_label_problems(run, figure, ax, _drawn_texts(figure)) == []
+    assert round_label_problems(run, figure, ax, _drawn_texts(figure.canvas.draw)) == []
     start = _round_starts(run)[1]
     ax.text(start, 0, "x", gid="repair round 1", fontsize=40)
-    problems = round_label_problems(run, figure, ax, _drawn_texts(figure))
+    problems = round_label_problems(run, figure, ax, _drawn_texts(figure.canvas.draw))
     assert problems[0][0] == "labels" and any(p[0] == "overlap" for p in problems)

@@ -5,6 +5,34 @@ from __future__ import annotations
 
 import itertools
 
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+
+def painted_texts(draw) -> list:
+    """``(text, box)`` of every visible, non-empty text the last figure draw made while
+    ``draw()`` ran paints (an explorer's ``png``, a canvas's ``draw``); a box is the text's
+    frame where it has one. Only the last draw counts: ``png`` may lay the figure out first."""
+    draws = []
+    original_text, original_figure = Text.draw, Figure.draw
+
+    def record(text, renderer):
+        original_text(text, renderer)
+        if draws and text.get_visible() and text.get_text().strip():
+            draws[-1].append((text, (text.get_bbox_patch() or text).get_window_extent(renderer)))
+
+    def figure_draw(figure, renderer):
+        draws.append([])
+        return original_figure(figure, renderer)
+
+    Text.draw, Figure.draw = record, figure_draw
+    try:
+        draw()
+    finally:
+        Text.draw, Figure.draw = original_text, original_figure
+    assert draws, "nothing was drawn"
+    return draws[-1]
+
 
 def text_problems(boxes, bound) -> list:
     """``("leaves the figure", text)`` for each ``(text, box)`` of ``boxes`` that reaches more
