@@ -11,6 +11,7 @@ Ctrl-C the gradebook holds the student as before the run or with every grade of 
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import sys
@@ -240,11 +241,19 @@ def _tools_on_path() -> None:
 
 
 def prepare_gradebook(
-    root: Path, assignment: str, database: Path, config=None, *, release_to: Path | None = None
+    root: Path,
+    assignment: str,
+    database: Path,
+    config=None,
+    *,
+    release_to: Path | None = None,
+    cells: bool = True,
 ) -> list[Path]:
     """Run nbgrader's generate_assignment on a scratch copy of ``solutions/<assignment>``.
 
-    It writes into ``database`` the assignment's notebooks and graded cells; with
+    It writes into ``database`` the assignment's notebooks and graded cells (with ``cells``
+    False the notebooks only: nbgrader's SaveCells, which stores each cell's source with a
+    commit of its own, is left out; the released notebooks are the same); with
     ``release_to``, the released notebooks are copied there too. Returns the copied files.
     The scratch copy holds only ``nbgrader_config.py`` and the sources, so the course's own
     gradebook and released folder are never touched.
@@ -256,6 +265,9 @@ def prepare_gradebook(
 
     root = Path(root)
     config = config or load_config(root)
+    if not cells:
+        config = copy.deepcopy(config)
+        config.SaveCells.enabled = False
     source_dir = str(setting(config, "CourseDirectory", "source_directory", "source"))
     if not Path(database).exists():
         create_gradebook(Path(database))

@@ -65,7 +65,9 @@ def generate(root: Path, assignment: str, destination: Path) -> list[Path]:
     """
     with tempfile.TemporaryDirectory(prefix="decompkit-release-") as holder:
         database = Path(holder) / "gradebook.db"
-        return prepare_gradebook(Path(root), assignment, database, release_to=destination)
+        return prepare_gradebook(
+            Path(root), assignment, database, release_to=destination, cells=False
+        )
 
 
 def _edited(root: Path, manifest: dict[str, str]) -> list[Path]:
