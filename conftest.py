@@ -48,38 +48,12 @@ def _group(nodeid: str) -> str:
     return "/".join(parts[:2]) if parts[0] == "tests" and len(parts) > 2 else path
 
 
-#: The shares measured longest (the summary at the end of a run lists them), longest first:
-#: on xdist workers they are handed out before the rest, so that no worker starts a long
-#: share while the others run out of work.
-LONG_SHARES = (
-    "tests/browser",
-    "the files of DRAWS_MANY",
-    "tests/hub",
-    "tests/grading/test_walls.py",
-    "tests/test_trace_gantt_labels.py",
-    "tests/test_explorer_layout.py",
-    "tests/grading/test_process_hygiene.py",
-    "tests/test_widgets.py",
-    "tests/test_kit.py",
-    "tests/grading",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    """On an xdist worker, the items of :data:`LONG_SHARES` first, in that order; every
-    share's own items keep their order. Every worker collects the same, as xdist needs."""
-    if not hasattr(config, "workerinput"):
-        return
-    rank = {share: k for k, share in enumerate(LONG_SHARES)}
-    items.sort(key=lambda item: rank.get(_group(item.nodeid), len(rank)))
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """With ``-n`` (pytest-xdist: ``kit.py test -n 2``), hand out the groups of
-    :func:`_group` in collection order: the long shares come first (see
-    :func:`pytest_collection_modifyitems`), so the short files fill the gaps at the end.
-    ``--dist`` other than the default keeps its own scheduler."""
+    :func:`_group` in collection order: the folders of long end-to-end tests come first, so
+    the short files fill the gaps at the end. ``--dist`` other than the default keeps its
+    own scheduler."""
     if config.getoption("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling

@@ -193,16 +193,6 @@ def test_every_test_marked_alone_is_where_the_runner_looks_for_them():
     assert all(path.startswith(run.ALONE_TESTS + "/") for path in marked), marked
 
 
-def test_every_long_share_the_scheduler_hands_out_first_is_a_share_of_the_suite():
-    """A share renamed or moved and left in the list would quietly go back to the end."""
-    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
-    root_conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(root_conftest)
-    files = [str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")]
-    shares = {root_conftest._group(path) for path in files}
-    assert set(root_conftest.LONG_SHARES) <= shares, set(root_conftest.LONG_SHARES) - shares
-
-
 @pytest.mark.parametrize(("first", "second", "status"), [(1, 0, 1), (0, 1, 1), (2, 0, 2)])
 def test_test_fails_when_either_part_fails_and_stops_after_a_ctrl_c(
     suite_ran, first, second, status
