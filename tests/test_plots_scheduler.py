@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
-from matplotlib.text import Text
+from text_extents import painted_texts
 
 from decompkit import scheduler as sc
 from decompkit.examples import coding_task
@@ -131,13 +131,7 @@ def test_the_title_names_a_failed_task_once_and_counts_its_failed_copies():
 def _drawn_workers(fig, width) -> list:
     """The x of each worker label a draw of ``fig`` at ``width`` inches paints, sorted."""
     fig.set_size_inches(width, 4)
-    drawn = []
-    original = Text.draw
-    Text.draw = lambda text, renderer: drawn.append(text) or original(text, renderer)
-    try:
-        fig.canvas.draw()
-    finally:
-        Text.draw = original
+    drawn = [text for text, _ in painted_texts(fig.canvas.draw)]
     return sorted(t.get_position()[0] for t in drawn if t in fig.axes[0].texts)
 
 

@@ -30,7 +30,7 @@ from decompkit.plots.style import InlineFigure
 from decompkit.widgets import trace_stepper
 from decompkit.widgets.panels import ONE_PANEL_BELOW
 
-pytestmark = pytest.mark.slow  # twelve full draws per student
+pytestmark = pytest.mark.slow  # the chart at two sizes, the stepper at five, per student
 
 IDS = ["lecture", *(f"s{n:04d}" for n in range(30))]
 #: Widths of the chart alone: 640 px (a notebook's default width, the narrowest) and 1104

@@ -1,5 +1,6 @@
-"""What the layout tests (test_trace_layout.py, test_explorer_layout.py) call illegible, from
-the extents of a figure's texts rather than its pixels."""
+"""What the layout tests (test_trace_layout.py, test_explorer_layout.py,
+test_trace_gantt_labels.py) call illegible, from the extents of a figure's texts rather than
+its pixels, and which texts a draw paints."""
 
 from __future__ import annotations
 

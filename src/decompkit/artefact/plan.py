@@ -96,6 +96,15 @@ class RevisionError(PlanError):
     """
 
 
+def _clock_or(clock, default):
+    """``clock``, or ``default`` for None; anything else not callable is refused."""
+    if clock is None:
+        return default
+    if not callable(clock):
+        raise ValueError(f"clock must be callable, got {short.repr(clock)}")
+    return clock
+
+
 class Plan:
     """A goal and a DAG of steps that change only through checked, logged events.
 
@@ -131,9 +140,7 @@ class Plan:
 
     def __init__(self, goal: str, steps, *, clock=None):
         self._goal = required_text("goal", goal)
-        if clock is not None and not callable(clock):
-            raise ValueError(f"clock must be callable, got {short.repr(clock)}")
-        self._clock = time.time if clock is None else clock
+        self._clock = _clock_or(clock, time.time)
         steps = [as_step(f"steps[{k}]", s) for k, s in enumerate(as_items("steps", steps, "steps"))]
         problems = graph_problems(steps, len(steps))
         if not steps:
@@ -236,8 +243,7 @@ class Plan:
         >>> twin.transition("a", "active").seq, plan.step("a").state, len(plan.events)
         (0, <State.PENDING: 'pending'>, 0)
         """
-        if clock is not None and not callable(clock):
-            raise ValueError(f"clock must be callable, got {short.repr(clock)}")
+        clock = _clock_or(clock, self._clock)
         twin = object.__new__(Plan)
         twin.__dict__.update(self.__dict__)  # the goal, invariants and original ids: immutable
         twin._steps, twin._used, twin._events = (
@@ -245,7 +251,7 @@ class Plan:
             set(self._used),
             list(self._events),
         )
-        twin._clock = self._clock if clock is None else clock
+        twin._clock = clock
         return twin
 
     def ready(self) -> tuple:
