@@ -161,6 +161,15 @@ def test_kit_test_becomes_the_suites_runner_with_its_arguments(ran):
     assert ran == [[str(kit.PYTHON), str(ROOT / "tests" / "run.py"), "-k", "markov", "-x"]]
 
 
+def test_the_suite_keeps_its_bytecode_even_where_python_is_told_not_to(monkeypatch):
+    """Each test worker, kernel and grader of a run would otherwise compile the kit again."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    given = []
+    monkeypatch.setattr(kit, "_replace_process", lambda command, env=None: given.append(env))
+    kit.test([])
+    assert "PYTHONDONTWRITEBYTECODE" not in given[0] and given[0]["VIRTUAL_ENV"] == str(kit.VENV)
+
+
 def test_test_runs_pytest_with_the_arguments_given_and_shows_the_command(suite_ran, capsys):
     assert run.main(["-k", "markov", "-x"]) == 0
     assert suite_ran[0] == [[str(kit.PYTHON), "-m", "pytest", "-k", "markov", "-x"]]
