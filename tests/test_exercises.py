@@ -172,6 +172,31 @@ def test_expected_hands_out_a_copy():
     assert "not a task" not in exercises.expected("dag", "ready_now")
 
 
+def _containers(value):
+    """The mutable containers in a key, as (path, object)."""
+    if isinstance(value, dict):
+        yield (), value
+        for name, item in value.items():
+            yield from (((name, *path), found) for path, found in _containers(item))
+    elif isinstance(value, (list, set, tuple)):
+        if not isinstance(value, tuple):
+            yield (), value
+        for index, item in enumerate(value):
+            yield from (((index, *path), found) for path, found in _containers(item))
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_every_key_handed_out_is_a_whole_copy_that_shares_nothing_changeable(name):
+    """The key cache hands out copies: changing any list, set or dict of one (at any depth)
+    must not reach the next caller."""
+    exercise = EXERCISES[name]
+    for who in (None, "s0005"):
+        first, second = exercise.key(params(name, who)), exercise.key(params(name, who))
+        assert first == second
+        shared = {id(found) for _, found in _containers(second)}
+        assert [path for path, found in _containers(first) if id(found) in shared] == []
+
+
 @pytest.mark.parametrize(
     "args, match",
     [

@@ -20,6 +20,7 @@ import ast
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import inspect
 import io
 import os
@@ -92,6 +93,7 @@ def _code(source: str) -> str:
     return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%"))
 
 
+@functools.lru_cache(maxsize=512)
 def _draws_only(source: str) -> bool:
     """A cell that only calls a plot function binds no name a later cell could need."""
     try:
@@ -107,9 +109,15 @@ def _draws_only(source: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=512)
+def _compile(code: str, name: str):
+    # A notebook's cells are run for many ids (grading, the variant checks): compiled once.
+    return compile(code, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
 def _execute(code: str, name: str, namespace: dict) -> None:
     """``exec`` that also takes a cell's top-level ``await`` (the lab's cells use it)."""
-    compiled = compile(code, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    compiled = _compile(code, name)
     if not compiled.co_flags & inspect.CO_COROUTINE:
         exec(compiled, namespace)
         return
