@@ -8,6 +8,7 @@ nodes; independent components interleave freely and multiply out.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -121,6 +122,14 @@ def _count_component(g: Indexed, comp: list[int]) -> int:
     for k, v in enumerate(comp):
         for u in g.preds[v]:
             need[k] |= 1 << local[u]
+    return _count_needs(tuple(need))
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_needs(need: tuple) -> int:
+    """The orders of nodes ``0..m-1`` where node k needs the nodes of bit mask ``need[k]``
+    first. Kept by structure: the plans drawn for a class share most of their components."""
+    m = len(need)
     masks = np.arange(1 << m, dtype=np.int64)
     size = np.bitwise_count(masks) if hasattr(np, "bitwise_count") else _popcount(masks)
     by_size = np.argsort(size, kind="stable")
