@@ -270,16 +270,16 @@ def _best_a(p, steps, wins, trials):
             np.inf,
         )
     a = np.clip(balance.min(axis=-1), _LOW, top)
-    for _ in range(_NEWTON):
-        x = a[..., None] * power
-        excess = (losses * x / (1 - x)).sum(axis=-1) - total
-        slope = (losses * power / (1 - x) ** 2).sum(axis=-1)
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # no losses: 0 / 0
-            step = excess / slope
-        lower = np.maximum(np.where(step > _SETTLED * a, a - step, a), _LOW)
-        if np.array_equal(lower, a):
-            break
-        a = lower
+    weighted = losses * power
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # no losses: 0 / 0
+        for _ in range(_NEWTON):
+            x = a[..., None] * power
+            rest = 1 - x
+            step = ((losses * x / rest).sum(axis=-1) - total) / (weighted / rest**2).sum(axis=-1)
+            lower = np.maximum(np.where(step > _SETTLED * a, a - step, a), _LOW)
+            if (lower == a).all():
+                break
+            a = lower
     return a
 
 
