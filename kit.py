@@ -277,8 +277,12 @@ def set_up(extras=()) -> int:
     return 0
 
 
-def _environ() -> dict[str, str]:
+def _environ(*, bytecode: bool = False) -> dict[str, str]:
+    """A .venv process's environment; ``bytecode`` overrides PYTHONDONTWRITEBYTECODE (many
+    images set it): the lab's or the suite's processes would each compile their imports."""
     env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("PYTHONPATH", None)  # the editable install is the one source of decompkit
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(VENV)
@@ -329,7 +333,7 @@ def _replace_process(command: list[str], env: dict[str, str] | None = None) -> i
 def lab_command(args: list[str], *, instructor: bool) -> tuple[list[str], dict[str, str]]:
     """The JupyterLab command line and environment for one launch: notebooks/ for students,
     the course root for instructors (nbgrader's formgrader needs the course inside it)."""
-    env = _environ()
+    env = _environ(bytecode=True)
     if instructor:
         (ROOT / "exchange").mkdir(exist_ok=True)  # the course's exchange: nothing goes through it
     folder = str(CONFIG["instructor" if instructor else "student"])
@@ -347,9 +351,6 @@ def lab_command(args: list[str], *, instructor: bool) -> tuple[list[str], dict[s
         f"--LabApp.app_settings_dir={LAB_SETTINGS}",
         f"--JupyterNotebookApp.app_settings_dir={LAB_SETTINGS}",
     ]
-    # .venv is the kit's own: where PYTHONDONTWRITEBYTECODE is set (many container images),
-    # the server and its kernels would compile their imports from source at every start
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # containers, Binder-like images and CI run as root
     return [*command, *args], env
@@ -372,12 +373,8 @@ def lab(args: list[str]) -> int:
 def test(args: list[str]) -> int:
     """The suite as tests/run.py runs it (the whole suite as CI does, ``--fast``, or pytest
     with the arguments given)."""
-    env = _environ()
-    # the suite starts hundreds of Python processes (workers, kernels, graders) on the same
-    # checkout: where PYTHONDONTWRITEBYTECODE is set (CI), each would compile the kit and
-    # rewrite the test modules' asserts again
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return _replace_process([str(PYTHON), str(ROOT / "tests" / "run.py"), *args], env)
+    command = [str(PYTHON), str(ROOT / "tests" / "run.py"), *args]
+    return _replace_process(command, _environ(bytecode=True))
 
 
 def bench(args: list[str]) -> int:
