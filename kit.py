@@ -296,14 +296,21 @@ def run_command(command: list[str]) -> int:
     this process is passed on, and on Linux the child gets one if this process dies."""
     linux = sys.platform.startswith("linux")
     setup = functools.partial(_die_with, os.getpid()) if linux else None
-    process = subprocess.Popen(command, cwd=ROOT, env=_environ(), preexec_fn=setup)
-    if os.name == "posix":
-        signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
-    while True:
-        try:
-            return process.wait()
-        except KeyboardInterrupt:
-            continue
+    # While the child runs, Ctrl-C only wakes this process, never raises in it: an exception
+    # inside Popen.wait could leave its lock held, and a second wait would hang. The child
+    # starts with the default action, since exec resets a handled signal.
+    before = signal.signal(signal.SIGINT, _child_stops_itself)
+    try:
+        process = subprocess.Popen(command, cwd=ROOT, env=_environ(), preexec_fn=setup)
+        if os.name == "posix":
+            signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
+        return process.wait()
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _child_stops_itself(*_) -> None:
+    """SIGINT while a child runs: the child got it too and decides how to stop."""
 
 
 def _die_with(parent: int) -> None:

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -249,6 +250,39 @@ def test_ctrl_c_reaches_the_child_and_kit_waits_for_it_to_stop(tmp_path):
     assert done.exists(), out
     assert process.returncode == 3, out
     assert "Traceback" not in out
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends itself SIGINT")
+def test_ctrl_c_never_raises_inside_the_wait_for_the_child(monkeypatch):
+    """Popen.wait holds a lock while it asks for the child's status; a KeyboardInterrupt
+    raised just inside it left the lock held, and kit.py's next wait hung for good (seen
+    once in CI). Here a wait that a raised interrupt breaks the same way."""
+
+    class Child:
+        def __init__(self, *args, **kwargs):
+            self.lock = threading.Lock()
+
+        def wait(self):
+            if not self.lock.acquire(timeout=2):
+                raise AssertionError("an interrupted wait left the child's lock held")
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, just as the lock is taken
+            time.sleep(0.05)  # Python runs the SIGINT handler here
+            self.lock.release()
+            return 7
+
+    monkeypatch.setattr(kit.subprocess, "Popen", Child)
+    before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(kit.signal, "signal", _keep_sigterm(signal.signal))
+    assert kit.run_command(["child"]) == 7
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def _keep_sigterm(set_handler):
+    """signal.signal that leaves the test process's own SIGTERM handler alone."""
+    def set_unless_sigterm(number, handler):
+        return None if number == signal.SIGTERM else set_handler(number, handler)
+
+    return set_unless_sigterm
 
 
 def test_test_fast_leaves_out_the_end_to_end_tiers_and_passes_the_rest_on(suite_ran, capsys):
