@@ -279,6 +279,7 @@ def test_ctrl_c_never_raises_inside_the_wait_for_the_child(monkeypatch):
 
 def _keep_sigterm(set_handler):
     """signal.signal that leaves the test process's own SIGTERM handler alone."""
+
     def set_unless_sigterm(number, handler):
         return None if number == signal.SIGTERM else set_handler(number, handler)
 
