@@ -15,6 +15,7 @@ from numpy.testing import assert_allclose
 from decompkit.traces import (
     bootstrap_fit,
     by_task,
+    estimators,
     fit_chain,
     mixture_pass_k,
     pass_hat_k,
@@ -210,6 +211,27 @@ def test_bootstrap_intervals_are_seeded_and_cover_the_fit():
     assert ci != bootstrap_fit(n, s, t, start_up=True, resamples=100, seed=6)
     assert ci["a"][0] < fit.a < ci["a"][1] and ci["p"][0] < fit.p <= ci["p"][1]
     assert bootstrap_fit(n, s, t, resamples=50)["a"] == (1.0, 1.0)
+
+
+def test_a_fit_of_the_same_counts_is_computed_once_and_cannot_be_changed(monkeypatch):
+    """A notebook's cells, its key and its checks fit the same records: the fit is kept by
+    the counts' values, shape and type, and what is kept is read-only."""
+    computed = []
+    fitted = estimators._fitted
+    monkeypatch.setattr(estimators, "_fitted", lambda *args: computed.append(args) or fitted(*args))
+    estimators._fitted_once.cache_clear()
+    n, s = [1, 2, 3, 5], [9, 8, 7, 4]
+    first = fit_chain(n, s, 10, start_up=True)
+    assert fit_chain(n, s, 10, start_up=True) == first and len(computed) == 1
+    assert fit_chain(n, s, 10) != first and len(computed) == 2
+    assert fit_chain(n, [9, 8, 7, 5], 10, start_up=True) != first and len(computed) == 3
+    steps, wins, trials = (np.asarray(x) for x in (n, s, [10] * 4))
+    flat = estimators._fit_arrays(steps, wins, trials, True)
+    rows = estimators._fit_arrays(steps, wins[None], trials[None], True)
+    assert [x.shape for x in flat] == [()] * 3 and [x.shape for x in rows] == [(1,)] * 3
+    assert float(flat[1]) == float(rows[1][0]) == first.p
+    with pytest.raises(ValueError, match="read-only"):
+        rows[1][0] = 0.5
 
 
 @pytest.mark.parametrize(

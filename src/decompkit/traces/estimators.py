@@ -14,6 +14,7 @@ trials, :math:`\ell = \sum s \log(a p^n) + (t - s) \log(1 - a p^n)`; AIC is
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -295,6 +296,23 @@ def _best_p(steps, wins, trials):
 
 
 def _fit_arrays(steps, wins, trials, start_up):
+    """:func:`_fitted` for these counts, computed once: a notebook's cells, its answer key and
+    its checks fit the same records, and a bootstrap with a fixed seed the same resamples.
+    The arrays returned are read-only and shared; the public functions hand out floats."""
+    key = tuple((x.dtype.str, x.shape, x.tobytes()) for x in (steps, wins, trials))
+    return _fitted_once(key, bool(start_up))
+
+
+@functools.lru_cache(maxsize=512)
+def _fitted_once(key, start_up):
+    steps, wins, trials = (np.frombuffer(data, dtype).reshape(shape) for dtype, shape, data in key)
+    fitted = tuple(np.array(values) for values in _fitted(steps, wins, trials, start_up))
+    for values in fitted:
+        values.flags.writeable = False
+    return fitted
+
+
+def _fitted(steps, wins, trials, start_up):
     """(a, p, log-likelihood) for counts with any leading (resample) axes."""
     if not start_up:
         p = _best_p(steps, wins, trials)
