@@ -168,6 +168,12 @@ def live_descendants(steps: Mapping, step_id: str, besides) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def _with_deps(step, deps):
+    """``step`` with dependencies ``deps``: itself (a frozen snapshot) if they are its own."""
+    deps = tuple(deps)
+    return step if deps == step.depends_on else replace(step, depends_on=deps)
+
+
 def check_revision(
     old: Mapping,
     *,
@@ -290,11 +296,8 @@ def check_revision(
                 deps[v].append(u)
             else:
                 deps[v].remove(u)
-    candidate = [replace(s, depends_on=tuple(deps[s.id])) for s in kept]
-    candidate += [
-        replace(s, depends_on=tuple(deps[s.id])) if _well_formed_deps(s.depends_on) else s
-        for s in new
-    ]
+    candidate = [_with_deps(s, deps[s.id]) for s in kept]
+    candidate += [_with_deps(s, deps[s.id]) if _well_formed_deps(s.depends_on) else s for s in new]
     found = graph_problems(candidate, len(new))
     problems += found
     if not found:  # ancestor sets are only meaningful for a valid graph
