@@ -297,9 +297,11 @@ def run_command(command: list[str]) -> int:
     linux = sys.platform.startswith("linux")
     setup = functools.partial(_die_with, os.getpid()) if linux else None
     # While the child runs, Ctrl-C only wakes this process, never raises in it: an exception
-    # inside Popen.wait could leave its lock held, and a second wait would hang. The child
-    # starts with the default action, since exec resets a handled signal.
-    before = signal.signal(signal.SIGINT, _child_stops_itself)
+    # inside Popen.wait could leave its lock held, and a second wait would hang. exec gives
+    # the child the default action back; an ignored SIGINT (a background job) stays ignored.
+    before = signal.getsignal(signal.SIGINT)
+    if before is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _child_stops_itself)
     try:
         process = subprocess.Popen(command, cwd=ROOT, env=_environ(), preexec_fn=setup)
         if os.name == "posix":

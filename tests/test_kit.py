@@ -277,6 +277,19 @@ def test_ctrl_c_never_raises_inside_the_wait_for_the_child(monkeypatch):
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def test_a_background_job_that_ignores_ctrl_c_runs_its_command_so_too():
+    """A script's background job has SIGINT ignored, so that Ctrl-C for the foreground
+    leaves it alone: the course command kit.py starts for it must ignore it too."""
+    child = "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    runner = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"sys.path.insert(0, {str(ROOT)!r}); import kit\n"
+        f"sys.exit(kit.run_command([sys.executable, '-c', {child!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "True\n"), done.stderr
+
+
 def _keep_sigterm(set_handler):
     """signal.signal that leaves the test process's own SIGTERM handler alone."""
 
