@@ -232,6 +232,11 @@ def test_a_fit_of_the_same_counts_is_computed_once_and_cannot_be_changed(monkeyp
     assert float(flat[1]) == float(rows[1][0]) == first.p
     with pytest.raises(ValueError, match="read-only"):
         rows[1][0] = 0.5
+    many = (steps, np.tile(wins, (5000, 1)), np.tile(trials, (5000, 1)))  # too big to keep
+    before = len(computed)
+    assert estimators._fit_arrays(*many, True)[1].shape == (5000,)
+    estimators._fit_arrays(*many, True)
+    assert len(computed) == before + 2
 
 
 @pytest.mark.parametrize(
