@@ -320,10 +320,23 @@ def notebook_json(ahead: bool = True) -> str:
     )
 
 
+#: What a page that did not finish Run All shows: its cells' prompts, its explorers'
+#: pictures and the kernel's status, for the error message.
+_RUN_STATE = """() => {
+    const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+        .map(e => e.textContent.trim()).join(' ');
+    const drawn = document.querySelectorAll('.decompkit-figure[data-seq]').length;
+    const status = [...document.querySelectorAll('[data-status]')].map(e => e.dataset.status);
+    return `prompts ${prompts || 'none'}; ${drawn} pictures; kernel ${status.join(',') || '?'}`;
+}"""
+
+
 def open_and_run(page, server, ui: str, *, hide_files: bool = False, notebook=NOTEBOOK) -> None:
     """Open ``notebook`` in ``ui``, run every cell and wait for every explorer's picture
     (``hide_files``: close JupyterLab's file browser first, which at 150 % zoom leaves the
     figures less than their narrowest width)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     url = server.lab_url(notebook) if ui == "lab" else server.notebook_url(notebook)
     page.goto(url)
     page.locator(".jp-Notebook .jp-Cell").nth(len(EXPLORERS)).wait_for(timeout=60_000)
@@ -341,11 +354,16 @@ def open_and_run(page, server, ui: str, *, hide_files: bool = False, notebook=NO
     page.evaluate(PAGE_SCRIPT)
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-    page.wait_for_function(
-        "n => document.querySelectorAll('.decompkit-figure[data-seq]').length >= n",
-        arg=len(EXPLORERS),
-        timeout=120_000,
-    )
+    try:
+        page.wait_for_function(
+            "n => document.querySelectorAll('.decompkit-figure[data-seq]').length >= n",
+            arg=len(EXPLORERS),
+            timeout=120_000,
+        )
+    except PlaywrightTimeout as error:  # say what the page showed
+        raise RuntimeError(
+            f"{ui}: Run All did not draw every explorer within 120 s; {page.evaluate(_RUN_STATE)}"
+        ) from error
     if hide_files and ui == "lab" and page.locator(".jp-FileBrowser:visible").count():
         page.keyboard.press("Control+b")
     wait_until_drawn_to_size(page)
