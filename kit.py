@@ -300,7 +300,8 @@ def run_command(command: list[str]) -> int:
     # inside Popen.wait could leave its lock held, and a second wait would hang. exec gives
     # the child the default action back; an ignored SIGINT (a background job) stays ignored.
     before = signal.getsignal(signal.SIGINT)
-    if before is not signal.SIG_IGN:
+    ours = before not in (signal.SIG_IGN, None)  # None: a handler Python cannot set back
+    if ours:
         signal.signal(signal.SIGINT, _child_stops_itself)
     try:
         process = subprocess.Popen(command, cwd=ROOT, env=_environ(), preexec_fn=setup)
@@ -308,7 +309,8 @@ def run_command(command: list[str]) -> int:
             signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
         return process.wait()
     finally:
-        signal.signal(signal.SIGINT, before)
+        if ours:
+            signal.signal(signal.SIGINT, before)
 
 
 def _child_stops_itself(*_) -> None:

@@ -290,6 +290,21 @@ def test_a_background_job_that_ignores_ctrl_c_runs_its_command_so_too():
     assert (done.returncode, done.stdout) == (0, "True\n"), done.stderr
 
 
+def test_a_sigint_handler_python_cannot_set_back_is_left_alone(monkeypatch):
+    """``signal.getsignal`` gives None for a handler set outside Python (an embedding
+    program's): kit.py neither replaces it nor fails to put it back after the command."""
+    set_handlers = []
+    monkeypatch.setattr(kit.signal, "getsignal", lambda number: None)
+    monkeypatch.setattr(kit.signal, "signal", lambda *args: set_handlers.append(args))
+    monkeypatch.setattr(
+        kit.subprocess, "Popen", lambda *a, **k: type("C", (), {"wait": lambda _: 5})()
+    )
+    assert kit.run_command(["child"]) == 5
+    assert [number for number, _ in set_handlers] == (
+        [signal.SIGTERM] if os.name == "posix" else []
+    )
+
+
 def _keep_sigterm(set_handler):
     """signal.signal that leaves the test process's own SIGTERM handler alone."""
 
