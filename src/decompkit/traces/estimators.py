@@ -298,9 +298,9 @@ def _best_p(steps, wins, trials):
 def _fit_arrays(steps, wins, trials, start_up):
     """:func:`_fitted` for these counts, computed once: a notebook's cells, its answer key and
     its checks fit the same records, and a bootstrap with a fixed seed the same resamples.
-    The arrays returned are read-only and shared; the public functions hand out floats.
-    Counts over :data:`_KEPT_BYTES` (a bootstrap with many resamples) are fitted every time,
-    so that a loop over seeds cannot fill a kernel's memory."""
+    Kept arrays are read-only and shared; the public functions hand out floats. Counts over
+    :data:`_KEPT_BYTES` (a bootstrap with many resamples) are fitted every time, so that a
+    loop over seeds cannot fill a kernel's memory."""
     if steps.nbytes + wins.nbytes + trials.nbytes > _KEPT_BYTES:
         return _fitted(steps, wins, trials, start_up)
     key = tuple((x.dtype.str, x.shape, x.tobytes()) for x in (steps, wins, trials))
