@@ -125,3 +125,101 @@ def test_a_kill_leaves_each_student_as_before_or_as_graded(course):
     # what the killed run left (its marker, a record it had not put in place) is gone
     assert not os.path.exists(course / "records" / ".grading-run.json")
     assert not [p for p in (course / "records" / "decomp").iterdir() if p.name.startswith(".")]
+
+
+# A Ctrl-C that lands inside a read of the gradebook (SQLAlchemy fetching rows) made SQLAlchemy
+# drop the connection half way and log "Exception closing connection" or "Error closing
+# cursor" with a traceback, or Python print "Exception ignored in ..." from a collector hook,
+# above the kit's one line "interrupted: ...". Each read is held whole; Ctrl-C acts after it.
+PROBE = r"""
+import os, random, signal, sys, time
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from decompkit.course import export, grade
+
+root, chain, full, tries = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+run = grade.Run("decomp", [chain], {chain: full}, unchanged=sys.argv[5:])
+reads = {
+    "the end-of-run table": lambda: grade._table(root, run),
+    "the export's grades": lambda: export.read_grades(root, "decomp"),
+}
+queries = []
+event.listen(Engine, "after_cursor_execute", lambda *_: queries.append(1))
+
+def counted(read):
+    queries.clear()
+    read()
+    return len(queries)
+
+def interrupt_at_first_query(*_):
+    if not queries:
+        os.kill(os.getpid(), signal.SIGINT)
+
+for name, read in reads.items():
+    whole = counted(read)
+    event.listen(Engine, "before_cursor_execute", interrupt_at_first_query)
+    try:
+        counted(read)
+        print(f"{name}: Ctrl-C was lost")
+    except KeyboardInterrupt:
+        if len(queries) != whole:
+            print(f"{name}: Ctrl-C stopped it after {len(queries)} of {whole} queries")
+    event.remove(Engine, "before_cursor_execute", interrupt_at_first_query)
+
+signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+for name, read in reads.items():
+    start = time.perf_counter()
+    read()
+    took = time.perf_counter() - start
+    for _ in range(tries):
+        try:
+            signal.setitimer(signal.ITIMER_REAL, random.uniform(0.0, took))
+            read()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        except KeyboardInterrupt:
+            pass
+print("done")
+"""
+
+
+def test_ctrl_c_during_a_read_of_the_gradebook_waits_for_it_and_prints_nothing(course):
+    probe = [sys.executable, "-c", PROBE, str(course), CHAIN, str(FULL), "150", *STUDENTS]
+    done = subprocess.run(probe, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "done\n"
+    assert done.stderr == ""
+
+
+HELD = r"""
+import os, signal, threading
+from decompkit.course.gradebook import uninterrupted
+
+# A thread started before the hold (as numpy's BLAS threads are) may be the one the kernel
+# hands a process's SIGINT to.
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+said = []
+try:
+    with uninterrupted():
+        os.kill(os.getpid(), signal.SIGINT)
+        with uninterrupted():
+            os.kill(os.getpid(), signal.SIGINT)
+            said.append("inner done")
+        said.append("outer done")
+    said.append("not stopped")
+except KeyboardInterrupt:
+    said.append("stopped")
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+with uninterrupted():
+    os.kill(os.getpid(), signal.SIGINT)
+said.append("ignored stays ignored")
+print(", ".join(said))
+"""
+
+
+def test_a_held_ctrl_c_acts_once_after_the_outermost_block_whatever_thread_it_reached():
+    done = subprocess.run([sys.executable, "-c", HELD], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "inner done, outer done, stopped, ignored stays ignored\n"

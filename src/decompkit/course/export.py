@@ -51,6 +51,7 @@ from pathlib import Path
 
 from .csvsafe import cell
 from .engine.record import load
+from .gradebook import uninterrupted
 from .lmscsv import COLUMNS, MOODLE_FIELDS, UnmatchedError, grade_columns, moodle_field, table
 
 __all__ = [
@@ -194,7 +195,7 @@ def _check_assignment(root: Path, assignment: str) -> None:
 def _from_gradebook(database: Path, assignment: str):
     from nbgrader.api import Gradebook, MissingEntry
 
-    with Gradebook(f"sqlite:///{database}") as gb:
+    with uninterrupted(), Gradebook(f"sqlite:///{database}") as gb:
         try:
             found = gb.find_assignment(assignment)
         except MissingEntry:
@@ -483,7 +484,7 @@ def fill_names(root, roster=None, *, overwrite: bool = False) -> int:
         return 0
     roster = Path(roster) if roster is not None else root / "roster.csv"
     changed = 0
-    with Gradebook(f"sqlite:///{database}") as gb:
+    with uninterrupted(), Gradebook(f"sqlite:///{database}") as gb:
         ids = [s.id for s in gb.students]
         people = read_roster(roster, ids) if roster.is_file() and ids else {}
         for student in gb.students:

@@ -55,6 +55,7 @@ from .feedback_plan import (
     write_stamp,
 )
 from .feedback_view import FeedbackView
+from .gradebook import uninterrupted
 from .mathml import tex_to_mathml
 from .progress import Progress
 from .settings import GradingError
@@ -282,7 +283,7 @@ def _add_default_course(request) -> None:
 
     database = request.root / "gradebook.db"
     if database.is_file():
-        with Gradebook(f"sqlite:///{database}"):
+        with uninterrupted(), Gradebook(f"sqlite:///{database}"):
             pass
 
 
@@ -293,7 +294,9 @@ def _write_all(request, prints: dict, stale: list[str], workers: int):
     if workers <= 1 or len(stale) == 1:
         writer = PageWriter(request)
         for student in stale:
-            yield student, writer.write(student, prints[student]), os.getpid()
+            with uninterrupted():  # a student's pages, read from the gradebook, come whole
+                pages = writer.write(student, prints[student])
+            yield student, pages, os.getpid()
         return
     _add_default_course(request)
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")

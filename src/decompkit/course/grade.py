@@ -35,12 +35,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
-import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +47,7 @@ from .engine import record as records
 from .engine.environment import walls_for
 from .engine.kitfiles import KitFiles
 from .engine.limits import FAILED, Limits
+from .gradebook import uninterrupted
 from .settings import GradingError, settings
 from .submissions import (
     find_class,
@@ -165,9 +163,9 @@ def _prepare_gradebook(root, conf, assignment, database, sources) -> None:
 def _to_grade(root, conf, run, found, fingerprints, *, force, named) -> dict:
     """The submissions this run grades (with why, in ``run.reasons``); the others are
     ``run.unchanged``. ``named``: every student was named on the command line."""
-    from .gradebook import final_scores, open_gradebook
+    from .gradebook import final_scores, reading
 
-    with open_gradebook(root / "gradebook.db", conf["course_id"]) as gb:
+    with reading(root / "gradebook.db", conf["course_id"]) as gb:
         book = final_scores(gb, run.assignment)
     wanted = {}
     for student, submission in found.items():
@@ -316,32 +314,17 @@ def _grade_all(plan, saving: _Saving, found: dict, bar) -> None:
             # A second Ctrl-C (or a terminate) waits until the run has cleaned up after itself:
             # landing inside the removal of its scratch folder, it once ended the command with
             # an OSError's traceback instead of one line.
-            with _uninterrupted():
+            with uninterrupted():
                 if bar is not None:
                     bar.close()
                 run.problems += plan.finish()
                 integrity_files(root, run.assignment, run.graded, plan.flags)
 
 
-@contextmanager
-def _uninterrupted():
-    """Hold Ctrl-C (SIGINT) back until the block is done: a student being written is written
-    whole, and the interrupt takes effect right after."""
-    block = getattr(signal, "pthread_sigmask", None)
-    if block is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    block(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        block(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 def _store(saving: _Saving, gb, submission, outcomes, flags) -> None:
     """Write one student: record (staged), autograded notebooks (staged), gradebook (the
     commit), then the staged files put in place; Ctrl-C waits until it is done."""
-    with _uninterrupted():
+    with uninterrupted():
         _write_student(saving, gb, submission, outcomes, flags)
 
 
@@ -440,10 +423,10 @@ def autograde(
 def _table(root: Path, run: Run) -> tuple[str, bool]:
     """The end-of-run table (:mod:`decompkit.course.scoreboard`) and whether a notebook it
     shows could not be graded in full."""
-    from .gradebook import final_scores, open_gradebook
+    from .gradebook import final_scores, reading
     from .scoreboard import scoreboard
 
-    with open_gradebook(root / "gradebook.db", settings(root)["course_id"]) as gb:
+    with reading(root / "gradebook.db", settings(root)["course_id"]) as gb:
         book = final_scores(gb, run.assignment)
     shown = {s: book[s] for s in run.students if s in book}
     kept = {s: records.load_one(root, run.assignment, s) for s in shown}

@@ -7,6 +7,10 @@ nbgrader's models (``Student``, ``SubmittedAssignment``, ``SubmittedNotebook``, 
 ``Comment``) inside one session transaction and commits once: after a crash, a kill or a
 Ctrl-C the gradebook holds the student as before the run or with every grade of the run.
 :func:`final_scores` reads back what the gradebook holds now, manual grades included.
+
+Ctrl-C that lands inside SQLAlchemy's work on the file makes it drop the connection half way
+and print tracebacks about it; :func:`reading` and :func:`uninterrupted` hold Ctrl-C back
+until a short read or a write is done, and it takes effect right after.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +37,8 @@ __all__ = [
     "final_scores",
     "open_gradebook",
     "prepare_gradebook",
+    "reading",
+    "uninterrupted",
     "write_student",
 ]
 
@@ -81,7 +89,45 @@ def open_gradebook(database: Path, course_id: str):
         try:
             yield gb
         finally:
-            gb.close()
+            with uninterrupted():
+                gb.close()
+
+
+@contextmanager
+def reading(database: Path, course_id: str):
+    """:func:`open_gradebook` for a short read: Ctrl-C waits until the gradebook is closed."""
+    with uninterrupted(), open_gradebook(database, course_id) as gb:
+        yield gb
+
+
+@contextmanager
+def uninterrupted():
+    """Hold Ctrl-C (SIGINT) back until the block is done: a student being written is written
+    whole, a read ends cleanly, and the interrupt takes effect right after.
+
+    The interrupt is caught by a Python handler for the block's length, not blocked with the
+    thread's signal mask: a signal sent to the process reaches whichever thread does not
+    block it (numpy's BLAS threads, a worker pool's), and Python would still raise it in the
+    main thread at once.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+    if before is None or before == signal.SIG_IGN:  # not Python's to hold, or ignored anyway
+        yield
+        return
+    caught = []
+    signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+        if caught:
+            if callable(before):
+                before(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
+            else:
+                signal.raise_signal(signal.SIGINT)
 
 
 def assignment_shape(gb, assignment: str) -> dict[str, dict[str, float]] | None:
@@ -302,7 +348,7 @@ def ensure_assignment(root: Path, assignment: str, database: Path, course_id: st
     """The gradebook knows the assignment as the sources have it (generate it if not)."""
     wanted = {name: dict(source.points) for name, source in sources.items()}
     if database.exists():
-        with open_gradebook(database, course_id) as gb:
+        with reading(database, course_id) as gb:
             if assignment_shape(gb, assignment) == wanted:
                 return
     prepare_gradebook(root, assignment, database)
