@@ -18,6 +18,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,18 @@ class PodHub:
     def home(self) -> Path:
         """Where every pod sees its own disk (its HOME)."""
         return self.pods / "home"
+
+    @contextmanager
+    def logs_on_failure(self):
+        """Print the end of the hub's log (the servers' too) and the exchange's when the
+        block fails: the run's folder, logs included, is removed at teardown."""
+        try:
+            yield
+        except BaseException:
+            for name in ("hub.log", "ngshare.log"):
+                print(f"---- {name} (last 6000 characters) ----")
+                print((self.logs / name).read_text(errors="replace")[-6000:])
+            raise
 
 
 @pytest.fixture(scope="module")

@@ -69,6 +69,11 @@ def in_kernel(hub, user: str, code: str):
 @pytest.fixture(scope="module")
 def course(pod_hub):
     """Run the course once, from course creation to exported grades and released feedback."""
+    with pod_hub.logs_on_failure():
+        return _course(pod_hub)
+
+
+def _course(pod_hub):
     hub = pod_hub.client
     repo = hub.deploy.REPO
     course_dir = str(pod_hub.home / "course")
