@@ -203,6 +203,20 @@ def test_every_test_marked_alone_is_where_the_runner_looks_for_them():
     assert all(path.startswith(run.ALONE_TESTS + "/") for path in marked), marked
 
 
+def test_every_long_share_the_workers_take_first_is_a_share_of_the_suite():
+    """conftest.LONG_SHARES names shares of the suite: a renamed or moved file would drop out
+    of the order silently and end the run late again."""
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    shares = {
+        conftest._group(str(path.relative_to(ROOT))) for path in (ROOT / "tests").rglob("test_*.py")
+    }
+    missing = [share for share in conftest.LONG_SHARES if share not in shares]
+    assert not missing, missing
+    assert len(set(conftest.LONG_SHARES)) == len(conftest.LONG_SHARES)
+
+
 @pytest.mark.parametrize(("first", "second", "status"), [(1, 0, 1), (0, 1, 1), (2, 0, 2)])
 def test_test_fails_when_either_part_fails_and_stops_after_a_ctrl_c(
     suite_ran, first, second, status
