@@ -1283,3 +1283,35 @@ def test_a_kernel_keeps_only_the_widgets_of_the_cells_last_run():
     assert once > before
     assert thrice == once, f"{thrice - once} widgets of earlier runs are still open"
     assert other - thrice == once - before  # another cell's explorer is its own
+
+
+def test_new_bitmaps_reach_the_browser_as_pixels_before_the_state_that_names_them(monkeypatch):
+    """A text new to the browser goes first as RGBA pixels, which the page puts on the canvas
+    at once (a PNG it would decode off its main thread, 5-28 ms on a busy page), then in the
+    state as PNG, as a saved notebook keeps it; a bitmap the browser has goes again as
+    neither."""
+    explorer = horizon_explorer(trials=200, seed=7)
+    explorer.view.screen = [1104, 1.0, 0]
+    events = []
+    monkeypatch.setattr(
+        explorer.view, "send", lambda content, buffers=None: events.append((content, buffers))
+    )
+    explorer.view.observe(lambda change: events.append(("state", change["new"])), names="sprites")
+    had = set(explorer.view.sprites)
+    slider = explorer.controls["n"]
+    start = slider.value
+    slider.value = start + slider.step
+    pixels = [(c, b) for c, b in events if isinstance(c, dict) and c.get("type") == "pixels"]
+    assert len(pixels) == 1 and events[0][0] is pixels[0][0], events
+    state = events[1][1]
+    new = set(state) - had
+    content, buffers = pixels[0]
+    assert new and set(content["sprites"]) == new
+    for sid, (width, height, index) in content["sprites"].items():
+        decoded = np.asarray(Image.open(io.BytesIO(state[sid])).convert("RGBA"))
+        assert decoded.shape == (height, width, 4)
+        assert bytes(buffers[index]) == decoded.tobytes(), sid
+    events.clear()
+    slider.value = start  # back to a picture whose texts the browser has
+    assert not [c for c, _ in events if isinstance(c, dict) and c.get("type") == "pixels"]
+    explorer.close()

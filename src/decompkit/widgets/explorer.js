@@ -31,6 +31,17 @@ function bytesOf(b) {
 }
 const floatsOf = (b) => new Float32Array(bytesOf(b).slice().buffer);
 const decode = (b) => createImageBitmap(new Blob([bytesOf(b)], { type: "image/png" }));
+// A bitmap from its RGBA pixels, ready at once (a canvas: drawImage and createPattern take it).
+function fromPixels(width, height, b) {
+  const bytes = bytesOf(b);
+  const rgba = new Uint8ClampedArray(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const canvas =
+    typeof OffscreenCanvas === "function"
+      ? new OffscreenCanvas(width, height)
+      : Object.assign(document.createElement("canvas"), { width, height });
+  canvas.getContext("2d").putImageData(new ImageData(rgba, width, height), 0, 0);
+  return canvas;
+}
 
 // The key of a setting, as setting_key() writes it in the kernel.
 function keyOf(controls) {
@@ -258,6 +269,11 @@ export default {
       if (msg.type === "pong") {
         clearTimeout(timer);
         note.style.display = "none";
+      } else if (msg.type === "pixels") {
+        // The pixels of the bitmaps the next picture brings new: no PNG to decode for them.
+        for (const [id, [width, height, b]] of Object.entries(msg.sprites)) {
+          if (!bitmaps.has(id)) bitmaps.set(id, fromPixels(width, height, buffers[b]));
+        }
       } else if (msg.type === "ahead" && msg.backdrop === model.get("backdrop")) {
         const unpack = (v) => (v && typeof v === "object" && "b" in v ? buffers[v.b] : v);
         const scene = msg.scene.map((item) =>

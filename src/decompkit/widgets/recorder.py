@@ -25,7 +25,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
-__all__ = ["Canvas", "SceneRecorder", "Sprites", "encode_png", "whole_pixel"]
+__all__ = ["Canvas", "SceneRecorder", "Sprites", "encode_png", "png_pixels", "whole_pixel"]
 
 #: zlib level of the PNGs: level 1 with no row filter is several times faster than Pillow's
 #: default on flat line drawings, and the file is no larger.
@@ -84,6 +84,41 @@ def whole_pixel(value) -> int:
     [2, 3, -2, 3]
     """
     return math.floor(value + 0.5)
+
+
+def png_pixels(png: bytes) -> tuple[int, int, bytes] | None:
+    """``(width, height, RGBA bytes)`` of an RGBA PNG that :func:`encode_png` wrote (every
+    row unfiltered), or None for any other PNG.
+
+    Examples
+    --------
+    >>> rgba = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    >>> png_pixels(encode_png(rgba, alpha=True)) == (3, 2, rgba.tobytes())
+    True
+    >>> png_pixels(encode_png(rgba)) is None  # opaque RGB
+    True
+    """
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        return None
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", png[16:29])
+    if (depth, colour, interlace) != (8, 6, 0):
+        return None
+    data, at = [], 8
+    while at + 8 <= len(png):
+        (size,), tag = struct.unpack(">I", png[at : at + 4]), png[at + 4 : at + 8]
+        if tag == b"IDAT":
+            data.append(png[at + 8 : at + 8 + size])
+        at += 12 + size
+    try:
+        rows = np.frombuffer(zlib.decompress(b"".join(data)), dtype=np.uint8)
+    except zlib.error:
+        return None
+    if rows.size != height * (1 + 4 * width):
+        return None
+    rows = rows.reshape(height, 1 + 4 * width)
+    if rows[:, 0].any():  # a filtered row: not one of the kit's
+        return None
+    return width, height, rows[:, 1:].tobytes()
 
 
 class WholePixelAgg(RendererAgg):
