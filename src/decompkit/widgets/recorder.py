@@ -97,12 +97,14 @@ def png_pixels(png: bytes) -> tuple[int, int, bytes] | None:
     True
     >>> png_pixels(encode_png(rgba)) is None  # opaque RGB
     True
+    >>> png_pixels(encode_png(np.zeros((0, 3, 4), np.uint8), alpha=True)) is None  # empty
+    True
     """
     if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
         return None
     width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", png[16:29])
-    if (depth, colour, interlace) != (8, 6, 0):
-        return None
+    if (depth, colour, interlace) != (8, 6, 0) or not width or not height:
+        return None  # (the browser's ImageData takes no empty picture)
     data, at = [], 8
     while at + 8 <= len(png):
         (size,), tag = struct.unpack(">I", png[at : at + 4]), png[at + 4 : at + 8]
