@@ -1,6 +1,7 @@
 """Test-wide set-up shared by the doctests in src/ and the tests in tests/."""
 
 import os
+import signal
 from collections import Counter
 
 import pytest
@@ -13,6 +14,12 @@ def pytest_configure(config):
     may a real model named in DECOMPKIT_MODEL be called: the lab's tests run offline."""
     for name in ("DECOMPKIT_STUDENT", "JUPYTERHUB_USER", "DECOMPKIT_MODEL"):
         os.environ.pop(name, None)
+    # A suite started as a background job (`kit.py test &`, a CI step run with `&`) inherits
+    # an ignored SIGINT, and so would every command a test starts: the tests of Ctrl-C would
+    # send it to a grader that ignores it, as such a grader should. Tests start commands as
+    # a terminal's foreground job does, with Ctrl-C's default action.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: The files of tests/grading that share its session-wide autograded class (the grading bank);
