@@ -2,9 +2,10 @@
 
 Without arguments, the whole suite as CI runs it: on pytest-xdist workers (twice the cores,
 at most 4: the end-to-end tests spend much of their time waiting for a kernel, a hub or a
-page, and a worker that waits leaves a core to the others), then the tests marked ``alone`` in one process, on a machine left to them.
-``--fast``: the unit tier, test by test on workers. Any other arguments go to one pytest as
-they are. Each pytest command line is shown before it runs.
+page, and a worker that waits leaves a core to the others), then the tests marked ``alone``
+in one process, on a machine left to them. ``--fast``: the unit tier, test by test on
+workers. Any other arguments go to one pytest as they are. Each pytest command line is shown
+before it runs.
 """
 
 from __future__ import annotations
