@@ -118,7 +118,6 @@ def _reliability(numbers, folder) -> dict:
 def _horizon_stage(numbers) -> Stage:
     ex = HorizonExplorer(p=numbers.p, q=numbers.q, n=numbers.n, budget_factor=numbers.budget_factor)
     panels = by_n, by_q, grounded = ex.figure.axes[:3]
-    ex.sweep_title.set_text("At the current n, success hinges on the audit")
     titles = [" ".join(ax.get_title().split()) for ax in panels]
 
     def restyle(width):  # three panels side by side: shorter lines in the narrow layout
