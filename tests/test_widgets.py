@@ -1293,7 +1293,7 @@ def test_new_bitmaps_reach_the_browser_as_pixels_before_the_state_that_names_the
     at once (a PNG it would decode off its main thread, 5-28 ms on a busy page), then in the
     state as PNG, as a saved notebook keeps it; a bitmap the browser has goes again as
     neither."""
-    explorer = horizon_explorer(trials=200, seed=7)
+    explorer = reliability_explorer()  # a step of p brings new texts (the plane's title)
     explorer.view.screen = [1104, 1.0, 0]
     events = []
     monkeypatch.setattr(
@@ -1301,7 +1301,7 @@ def test_new_bitmaps_reach_the_browser_as_pixels_before_the_state_that_names_the
     )
     explorer.view.observe(lambda change: events.append(("state", change["new"])), names="sprites")
     had = set(explorer.view.sprites)
-    slider = explorer.controls["n"]
+    slider = explorer.controls["p"]
     start = slider.value
     slider.value = start + slider.step
     pixels = [(c, b) for c, b in events if isinstance(c, dict) and c.get("type") == "pixels"]
