@@ -283,6 +283,20 @@ def test_horizon_each_slider_redraws(hor_ex, name, value):
     assert f"| {q:.2f} |" in hor_ex.readout.value  # the reference-table row of the current q
 
 
+def test_horizon_steps_of_n_and_the_budget_draw_no_new_text(hor_ex):
+    """n and the budget factor move curves and markers only: no text of the picture changes
+    with them, so a step renders no bitmap (a new text cost about half of the update)."""
+    for name in ("n", "budget_factor"):
+        slider = hor_ex.controls[name]
+        start = slider.value
+        rendered = hor_ex.renderer.sprites.rendered
+        for k in (1, 7, 23):
+            slider.value = round(min(start + k * slider.step, slider.max), 12)
+        assert hor_ex.renderer.sprites.rendered == rendered, name
+        slider.value = start
+    assert _share_of_pixels_unlike_a_full_draw(hor_ex) < SCENE_TOLERANCE
+
+
 def test_horizon_reproduces_the_reference_table(hor_ex):
     # Lecture table, p = 0.95, B = 2n: success at n = 10, 25, 50, 100, 200.
     table = {
