@@ -1,11 +1,10 @@
 """How ``python3 kit.py test`` runs the suite, in .venv's Python with kit.py's arguments.
 
-Without arguments, the whole suite as CI runs it: on pytest-xdist workers (twice the cores,
-at most 4: the end-to-end tests spend much of their time waiting for a kernel, a hub or a
-page, and a worker that waits leaves a core to the others), then the tests marked ``alone``
-in one process, on a machine left to them. ``--fast``: the unit tier, test by test on
-workers. Any other arguments go to one pytest as they are. Each pytest command line is shown
-before it runs.
+Without arguments, the whole suite as CI runs it: on pytest-xdist workers (one more than the
+cores, at most 4: the end-to-end tests spend much of their time waiting for a kernel, a hub
+or a page), then the tests marked ``alone`` in one process, on a machine left to them.
+``--fast``: the unit tier, test by test on workers. Any other arguments go to one pytest as
+they are. Each pytest command line is shown before it runs.
 """
 
 from __future__ import annotations
@@ -43,12 +42,10 @@ def commands(args: list[str], cores: int) -> list[list[str]]:
     >>> commands(["-k", "markov"], cores=2)
     [['-k', 'markov']]
     >>> commands([], cores=2)
-    [['-n', '4', '-m', 'not alone', '--durations=25'], ['tests/browser', '-m', 'alone']]
+    [['-n', '3', '-m', 'not alone', '--durations=25'], ['tests/browser', '-m', 'alone']]
     """
     if not args:
-        # On 2 cores, 4 workers ran the suite in 11:00 where 3 took 12:04 (CPU user 16m17
-        # and 17m22): a fourth keeps both cores busy while others wait.
-        workers = str(min(4, 2 * cores))
+        workers = str(min(4, cores + 1))
         return [["-n", workers, "-m", "not alone", "--durations=25"], [ALONE_TESTS, "-m", "alone"]]
     if "--fast" in args:
         skips = [f"--ignore={path}" for path in FAST_TIER_SKIPS]

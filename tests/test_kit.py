@@ -182,7 +182,7 @@ def test_test_runs_the_suite_on_workers_then_the_tests_that_need_the_machine_alo
 ):
     run.main([])
     pytest_ = [str(kit.PYTHON), "-m", "pytest"]
-    workers = str(min(4, 2 * os.cpu_count()))
+    workers = str(min(4, os.cpu_count() + 1))
     first = [*pytest_, "-n", workers, "-m", "not alone", "--durations=25"]
     assert suite_ran[0] == [first, [*pytest_, "tests/browser", "-m", "alone"]]
     assert capsys.readouterr().out == (
