@@ -46,7 +46,7 @@ _NARROW_TITLES = (
 )
 #: The sweep's title where the figure is wide. It names no number: n and B are on the sliders
 #: and in the readout, and a title that changed with them cost each step of n or the budget
-#: factor a new text bitmap, about 6 of the update's 12 ms of CPU.
+#: factor a new text bitmap, about 7 of the update's 12 ms of CPU (bench/profile_updates.py).
 _SWEEP_TITLE = "At the current n, success hinges on the audit"
 _NARROW_YLABELS = (
     "P(all n done\nwithin B rounds)",
