@@ -206,9 +206,7 @@ def test_every_test_marked_alone_is_where_the_runner_looks_for_them():
 def test_every_long_share_the_workers_take_first_is_a_share_of_the_suite():
     """conftest.LONG_SHARES names shares of the suite: a renamed or moved file would drop out
     of the order silently and end the run late again."""
-    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
-    conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
+    conftest = _load(ROOT / "conftest.py", "root_conftest")
     shares = {
         conftest._group(str(path.relative_to(ROOT))) for path in (ROOT / "tests").rglob("test_*.py")
     }
