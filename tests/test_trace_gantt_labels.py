@@ -9,7 +9,9 @@
 
 Text extents, not pixels (tests/text_extents.py). The runs are the ones the scheduler-trace
 notebook draws (``final``: ``P.red_runs`` red runs of ``P.failing`` under the cap
-``P.kappa_plan``, up to three repair rounds), for the lecture's numbers and 30 students'.
+``P.kappa_plan``, up to three repair rounds), for the lecture's numbers and for the students
+whose runs are hardest to label among 200 ids: the closest repair rounds, the most rows and
+the narrowest bars (``test_the_students_are_the_hardest_of_200`` keeps the list true).
 Round starts lie at least a tenth of the time axis apart for these runs (200 ids checked).
 """
 
@@ -32,7 +34,17 @@ from decompkit.widgets.panels import ONE_PANEL_BELOW
 
 pytestmark = pytest.mark.slow  # the chart at two sizes, the stepper at five, per student
 
-IDS = ["lecture", *(f"s{n:04d}" for n in range(30))]
+#: Among ``s0000`` to ``s0199``: the four runs whose repair rounds start closest together (as
+#: a share of the time axis), the three with the most rows (longest names first) and the three
+#: with the narrowest bar; and of the runs with one repair round, the one with the most rows.
+#: They replace the first thirty ids in a row, which held fewer of the hard cases.
+HARDEST = {
+    "closest rounds": ["s0004", "s0112", "s0001", "s0041"],
+    "most rows": ["s0019", "s0040", "s0033"],
+    "narrowest bar": ["s0076", "s0181", "s0192"],
+    "one round, most rows": ["s0025"],
+}
+IDS = ["lecture", *(student for chosen in HARDEST.values() for student in chosen)]
 #: Widths of the chart alone: 640 px (a notebook's default width, the narrowest) and 1104
 #: (Notebook 7 at 100 %). On the chart before round numbers, 673 and 848 px failed no run
 #: that 640 did not fail too (14 and 2 runs against 18), so they are left out for time.
@@ -73,6 +85,29 @@ def _round_starts(result) -> dict:
     for event in result.events:
         starts.setdefault(event.round, event.time)
     return {rnd: time for rnd, time in starts.items() if rnd > 0}
+
+
+def _closest_rounds(result) -> float:
+    """The shortest time between two repair rounds' starts, as a share of the makespan."""
+    starts = sorted(_round_starts(result).values())
+    return min(((b - a) / result.makespan for a, b in itertools.pairwise(starts)), default=1.0)
+
+
+def _rows(result) -> tuple:
+    """How crowded the row names are: the count of rows, then the longest name."""
+    names = {event.node for event in result.events}
+    return len(names), max(len(name) for name in names)
+
+
+def _narrowest_bar(result) -> float:
+    """The shortest attempt (start to verdict), as a share of the makespan."""
+    started, lengths = {}, []
+    for event in result.events:
+        if event.kind == "attempt":
+            started[(event.node, event.attempt)] = event.time
+        elif event.kind == "verdict":
+            lengths.append(event.time - started.pop((event.node, event.attempt)))
+    return min(lengths) / result.makespan
 
 
 def _drawn_texts(draw) -> list:
@@ -166,6 +201,24 @@ def chart_problems(figure, ax, drawn) -> list:
 @pytest.fixture(scope="module")
 def runs():
     return {student: final_run(student) for student in IDS}
+
+
+def test_the_students_are_the_hardest_of_200():
+    everyone = {f"s{n:04d}": final_run(f"s{n:04d}") for n in range(200)}
+    measures = {
+        "closest rounds": lambda who: (_closest_rounds(everyone[who]), who),
+        "most rows": lambda who: (*(-x for x in _rows(everyone[who])), who),
+        "narrowest bar": lambda who: (_narrowest_bar(everyone[who]), who),
+        "one round, most rows": lambda who: (
+            len(_round_starts(everyone[who])) != 1,
+            *(-x for x in _rows(everyone[who])),
+            who,
+        ),
+    }
+    chosen = {
+        name: sorted(everyone, key=key)[: len(HARDEST[name])] for name, key in measures.items()
+    }
+    assert chosen == HARDEST
 
 
 def test_the_runs_have_repair_rounds_close_together(runs):
