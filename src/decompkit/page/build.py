@@ -78,15 +78,11 @@ def _reliability_stage(numbers) -> Stage:
         p=numbers.p, n=numbers.n, d=numbers.d, phi=numbers.phi, kappa=numbers.k
     )
     left, plane = ex.figure.axes[:2]
-    # The gain p' - p = p(1-p)(d - phi) over its largest size p(1-p) is d - phi whatever p is:
-    # the shading is the same picture at every p in (0, 1), on a scale in units of p(1-p).
-    shading, limit = ex.plane.get_array(), ex.plane.get_clim()[1]
-    words = " ".join(ex._plane_title_format.rsplit(" (p =", 1)[0].split())
+    # The explorer's shading is one picture for every p, on a scale in units of p(1-p); the
+    # page keeps the wide title's words at every width, wrapped to the plane.
+    words = " ".join(ex._wide_texts[1].split())
 
     def restyle(width):  # the plane is narrower in the narrow layout
-        ex.plane.set_array(shading)
-        ex.plane.set_clim(-limit, limit)  # which sets the colour bar's ticks anew
-        ex.colorbar.set_ticks([-limit, 0, limit], labels=["−p(1−p)", "0", "p(1−p)"])
         ex.plane_title.set_text(textwrap.fill(words, 30 if width >= NARROW else 22))
 
     moving = {**ex.lines, "marker": ex.marker, "point": ex.point}

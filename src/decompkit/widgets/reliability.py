@@ -4,7 +4,9 @@ Curves against the chain length :math:`n = 0 .. n_\max`: the bare chain :math:`p
 behind a fallible check :math:`p'^n` with :math:`p' = p + p(1-p)(d-\varphi)`, retry until the
 check passes :math:`{p'_\infty}^n` with :math:`p'_\infty = p/(1-d(1-p))`, and a perfect check
 with :math:`\kappa` attempts :math:`(1-(1-p)^\kappa)^n`. A (d, phi) panel shows where the
-check helps (:math:`d > \varphi`) and the current check in it.
+check helps (:math:`d > \varphi`) and the current check in it. Its shading is the gain
+:math:`p' - p = p(1-p)(d-\varphi)` on a scale in units of :math:`p(1-p)`, which is
+:math:`d - \varphi` and one picture for every p: a step of p moves the curves alone.
 """
 
 from __future__ import annotations
@@ -42,9 +44,11 @@ _LABELS = {
     "until_pass": (r"retry until pass: $p'^n_\infty$", "until pass"),
     "kappa": (r"perfect check, $\kappa$ attempts", r"$\kappa$ attempts"),
 }
-#: Title of the chain panel, of the (d, phi) panel (a format of p) and the (d, phi) panel's
-#: y label where the figure is narrow.
-_NARROW_TEXTS = ("Checks slow the decay", "Helps where d > phi\n(p = {p:g})", "false alarm, phi")
+#: Title of the chain panel, of the (d, phi) panel and the (d, phi) panel's y label where the
+#: figure is narrow.
+_NARROW_TEXTS = ("Checks slow the decay", "Helps where d > phi", "false alarm, phi")
+#: The colour bar's ticks: the gain's ends and 0, in units of its largest size p(1-p).
+_SCALE = {-1.0: "−p(1−p)", 0.0: "0", 1.0: "p(1−p)"}
 
 #: Grid points per axis of the (d, phi) panel; the shading is smooth at this size already.
 _PLANE_RESOLUTION = 51
@@ -158,33 +162,26 @@ class ReliabilityExplorer(Explorer):
         plot_d_phi_plane(self.controls["p"].value, resolution=_PLANE_RESOLUTION, ax=right)
         self.plane = right.collections[0]
         self.plane_title = right.title
-        # The plot function's title ends in "(p = ...)"; keep its words, wrap it to the panel.
+        # The plot function's title ends in "(p = ...)": the shading below does not depend
+        # on p, so the title keeps its words alone, wrapped to the panel.
         words = self.plane_title.get_text().rsplit("(p =", 1)[0].strip()
-        self._wide_texts = (
-            left.get_title(),
-            textwrap.fill(words, 30) + " (p = {p:g})",
-            right.get_ylabel(),
-        )
+        self._wide_texts = (left.get_title(), textwrap.fill(words, 30), right.get_ylabel())
         self.plane_title.set_fontsize(10)
-        self._resized(self.figure.get_figwidth() * CSS_DPI, None)
+        grid = np.linspace(0.0, 1.0, _PLANE_RESOLUTION)
+        self._plane_d, self._plane_phi = np.meshgrid(grid, grid)
+        # The gain p' - p = p(1-p)(d - phi) over its largest size p(1-p) is d - phi: the same
+        # shading at every p, on a scale whose ends are -p(1-p) and p(1-p).
+        self.plane.set_array(self._plane_d - self._plane_phi)
+        self.plane.set_clim(-1.0, 1.0)
         self.colorbar = self.plane.colorbar
+        self.colorbar.set_ticks(list(_SCALE), labels=list(_SCALE.values()))
+        self._resized(self.figure.get_figwidth() * CSS_DPI, None)
         (self.point,) = right.plot(
             [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
         )
-        grid = np.linspace(0.0, 1.0, _PLANE_RESOLUTION)
-        self._plane_d, self._plane_phi = np.meshgrid(grid, grid)
-        # The shading, its colour scale and the title change with p; the diagonal and the
-        # labels drawn over the shading move with it, so that they stay on top.
-        on_top = [a for a in (*right.lines, *right.texts) if a is not self.point]
+        # The plane, its colour bar and title are background: only the dot moves on it.
         self._set_scene(
-            *self.lines.values(),
-            self.marker,
-            self.plane,
-            *on_top,
-            self.point,
-            self.plane_title,
-            self.colorbar.ax,
-            *self._spines(left, right),
+            *self.lines.values(), self.marker, self.point, *self._spines(left, right)
         )
 
     def _resized(self, width, height):
@@ -195,7 +192,7 @@ class ReliabilityExplorer(Explorer):
         texts = _NARROW_TEXTS if narrow else self._wide_texts
         # The texts' own setters: set_title would reset the font size outside projector_fonts.
         left.title.set_text(texts[0])
-        self._plane_title_format = texts[1]
+        self.plane_title.set_text(texts[1])
         right.yaxis.label.set_text(texts[2])
         for key, text in zip(self.lines, self.legend.get_texts(), strict=True):
             text.set_text(_LABELS[key][narrow])
@@ -216,11 +213,6 @@ class ReliabilityExplorer(Explorer):
         for key, line in self.lines.items():
             line.set_ydata(curves[key])
         self.marker.set_xdata([n, n])
-        self.plane.set_array(gain)
-        # Same symmetric colour scale as plot_d_phi_plane, so white stays at gain 0.
-        limit = max(float(np.abs(gain).max()), 1e-12)
-        self.plane.set_clim(-limit, limit)
-        self.plane_title.set_text(self._plane_title_format.format(p=p))
         self.point.set_data([d], [phi])
         verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
         self._text(
@@ -285,7 +277,8 @@ def reliability_explorer(p=0.9, n=10, d=0.8, phi=0.05, kappa=3, *, n_max=50, kap
     :func:`~decompkit.reliability.checked_step_limit` raised to the power n, and
     :func:`~decompkit.reliability.perfect_check_attempts` to the power n; the vertical line
     marks the slider's n. The (d, phi) panel is :func:`~decompkit.plots.plot_d_phi_plane` with the
-    current check as a white dot.
+    current check as a white dot, its scale in units of p(1 - p): the gain
+    :math:`p' - p = p(1-p)(d - \varphi)` there is :math:`d - \varphi` at every p.
 
     Examples
     --------
