@@ -180,9 +180,7 @@ class ReliabilityExplorer(Explorer):
             [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
         )
         # The plane, its colour bar and title are background: only the dot moves on it.
-        self._set_scene(
-            *self.lines.values(), self.marker, self.point, *self._spines(left, right)
-        )
+        self._set_scene(*self.lines.values(), self.marker, self.point, *self._spines(left, right))
 
     def _resized(self, width, height):
         """Short titles, (d, phi) y label and legend where the figure is narrow, the wide ones
