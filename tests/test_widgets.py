@@ -307,6 +307,21 @@ def test_horizon_steps_of_n_and_the_budget_draw_no_new_text(hor_ex):
     assert _share_of_pixels_unlike_a_full_draw(hor_ex) < SCENE_TOLERANCE
 
 
+def test_reliability_at_p_0_or_1_the_plane_says_a_check_changes_nothing(rel_ex):
+    """There p(1 - p), the scale's end, is 0: a veil over the plane and the readout say that
+    no check changes anything (the lecture page's readout says it in the same words)."""
+    from decompkit.widgets import reliability as module
+
+    for p, veiled in ((1.0, True), (0.5, False), (0.0, True)):
+        rel_ex.controls["p"].value = p
+        assert rel_ex.veil.get_visible() == rel_ex.veil_text.get_visible() == veiled, p
+        assert (module._NO_GAIN_VERDICT in rel_ex.readout.value) == veiled, p
+        assert (np.asarray(rel_ex.values["gain"]) == 0).all() == veiled, p
+        assert _share_of_pixels_unlike_a_full_draw(rel_ex) < SCENE_TOLERANCE, p
+    page_js = (ROOT / "src" / "decompkit" / "page" / "page.js").read_text(encoding="utf-8")
+    assert f'const NO_GAIN = "{module._NO_GAIN_VERDICT}";' in page_js
+
+
 def test_reliability_steps_of_any_slider_draw_no_new_text(rel_ex):
     """Every slider moves curves, the n marker or the dot only: a step renders no bitmap (a
     step of p drew the plane's title and colour bar anew, about 18 ms of a 20 ms update)."""

@@ -229,6 +229,8 @@ class Picture {
 
 // -- the explorers' numbers -------------------------------------------------------------------
 
+// The reliability readout's verdict where p(1 - p) = 0 (the kit's explorer writes the same).
+const NO_GAIN = "changes nothing (p = 0 or 1)";
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 /** The reliability explorer (widgets/reliability.py): its curves, marks and readout. */
@@ -249,7 +251,9 @@ function reliability(spec, v) {
   parts.push({ key: "marker", axes: "left", kind: "vline", x: n });
   parts.push({ key: "point", axes: "plane", kind: "points", x: [d], y: [phi] });
   const helps = L.checkHelps(d, phi);
-  const verdict = helps ? "helps (d > φ)" : "does not help (d ≤ φ)";
+  // p(1 - p) = 0: every attempt succeeds, or every one fails, and a check changes nothing.
+  const noGain = p * (1 - p) === 0;
+  const verdict = noGain ? NO_GAIN : helps ? "helps (d > φ)" : "does not help (d ≤ φ)";
   const readout =
     rowsHtml(
       [

@@ -16,6 +16,7 @@ import textwrap
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.patches import Rectangle
 
 from .. import reliability as rel
 from ..plots.reliability import plot_d_phi_plane
@@ -49,6 +50,10 @@ _LABELS = {
 _NARROW_TEXTS = ("Checks slow the decay", "Helps where d > phi", "false alarm, phi")
 #: The colour bar's ticks: the gain's ends and 0, in units of its largest size p(1-p).
 _SCALE = {-1.0: "−p(1−p)", 0.0: "0", 1.0: "p(1−p)"}
+#: Over the (d, phi) panel where p(1 - p) = 0: the gain is 0 everywhere, whatever d and phi.
+_NO_GAIN = "At p = 0 or 1\na check changes\nnothing"
+#: The readout's verdict there (``page.js`` writes the same).
+_NO_GAIN_VERDICT = "changes nothing (p = 0 or 1)"
 
 #: Grid points per axis of the (d, phi) panel; the shading is smooth at this size already.
 _PLANE_RESOLUTION = 51
@@ -176,11 +181,31 @@ class ReliabilityExplorer(Explorer):
         self.colorbar = self.plane.colorbar
         self.colorbar.set_ticks(list(_SCALE), labels=list(_SCALE.values()))
         self._resized(self.figure.get_figwidth() * CSS_DPI, None)
+        # Where p(1 - p) = 0 the scale's ends are 0: a veil says there is no gain to shade.
+        self.veil = right.add_patch(
+            Rectangle((0, 0), 1, 1, transform=right.transAxes, facecolor="white", alpha=0.85)
+        )
+        self.veil.set(edgecolor="none", zorder=5, visible=False)
+        self.veil_text = right.text(
+            0.5, 0.5, _NO_GAIN, transform=right.transAxes, ha="center", va="center", zorder=6
+        )
+        self.veil_text.set_visible(False)
+        for spine in right.spines.values():  # the frame stays black over the veil
+            spine.set_zorder(6.5)
         (self.point,) = right.plot(
             [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
         )
-        # The plane, its colour bar and title are background: only the dot moves on it.
-        self._set_scene(*self.lines.values(), self.marker, self.point, *self._spines(left, right))
+        self.point.set_zorder(7)
+        # The plane, its colour bar and title are background: the dot moves on it, and the
+        # veil shows at p = 0 and 1 only.
+        self._set_scene(
+            *self.lines.values(),
+            self.marker,
+            self.veil,
+            self.veil_text,
+            self.point,
+            *self._spines(left, right),
+        )
 
     def _resized(self, width, height):
         """Short titles, (d, phi) y label and legend where the figure is narrow, the wide ones
@@ -212,7 +237,11 @@ class ReliabilityExplorer(Explorer):
             line.set_ydata(curves[key])
         self.marker.set_xdata([n, n])
         self.point.set_data([d], [phi])
+        no_gain = p * (1 - p) == 0
+        self.veil.set_visible(no_gain)
+        self.veil_text.set_visible(no_gain)
         verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
+        verdict = _NO_GAIN_VERDICT if no_gain else verdict
         self._text(
             self.readout,
             rows_html(
