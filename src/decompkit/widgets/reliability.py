@@ -195,7 +195,7 @@ class ReliabilityExplorer(Explorer):
         (self.point,) = right.plot(
             [], [], "o", color="white", markeredgecolor="black", markersize=9, markeredgewidth=2
         )
-        self.point.set_zorder(7)
+        self.point.set_zorder(6.25)  # over the veil, under the frame, as the scene paints it
         # The plane, its colour bar and title are background: the dot moves on it, and the
         # veil shows at p = 0 and 1 only.
         self._set_scene(
