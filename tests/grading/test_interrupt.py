@@ -193,6 +193,29 @@ def test_ctrl_c_during_a_read_of_the_gradebook_waits_for_it_and_prints_nothing(c
     assert done.stderr == ""
 
 
+def test_a_read_of_the_gradebook_lets_go_of_its_rows_while_ctrl_c_is_held(course, monkeypatch):
+    """The gradebook's rows are objects whose clean-up runs when the last reference goes; one
+    that went after the hold (a loop variable of the read) met a Ctrl-C there, and Python
+    printed "Exception ignored in ... InstanceState._cleanup" with a traceback."""
+    from sqlalchemy.orm.state import InstanceState
+
+    from decompkit.course import export
+    from decompkit.course.export import fill_names
+
+    held = []
+    cleanup = InstanceState._cleanup
+
+    def watched(state, ref):
+        held.append(signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
+        return cleanup(state, ref)
+
+    monkeypatch.setattr(InstanceState, "_cleanup", watched)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert export.read_grades(course, "decomp")[2]  # rows of students
+    fill_names(course)
+    assert held and all(held), f"{held.count(False)} of {len(held)} rows let go after the hold"
+
+
 HELD = r"""
 import os, signal, threading
 from decompkit.course.gradebook import uninterrupted

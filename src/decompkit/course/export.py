@@ -193,36 +193,45 @@ def _check_assignment(root: Path, assignment: str) -> None:
 
 
 def _from_gradebook(database: Path, assignment: str):
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
+    # The walk over the rows is a function of its own: the row objects it holds go when it
+    # returns, inside the hold. Freed after it, their clean-up could meet a Ctrl-C, and
+    # Python printed "Exception ignored in ..." with a traceback.
     with uninterrupted(), Gradebook(f"sqlite:///{database}") as gb:
+        return _walk_gradebook(gb, assignment)
+
+
+def _walk_gradebook(gb, assignment: str):
+    from nbgrader.api import MissingEntry
+
+    try:
+        found = gb.find_assignment(assignment)
+    except MissingEntry:
+        return None
+    notebooks = sorted(nb.name for nb in found.notebooks)
+    maxima = {nb.name: float(nb.max_score or 0.0) for nb in found.notebooks}
+    rows = []
+    for student in sorted(gb.students, key=lambda s: s.id):
         try:
-            found = gb.find_assignment(assignment)
+            submission = gb.find_submission(assignment, student.id)
         except MissingEntry:
-            return None
-        notebooks = sorted(nb.name for nb in found.notebooks)
-        maxima = {nb.name: float(nb.max_score or 0.0) for nb in found.notebooks}
-        rows = []
-        for student in sorted(gb.students, key=lambda s: s.id):
-            try:
-                submission = gb.find_submission(assignment, student.id)
-            except MissingEntry:
-                continue
-            row = Row(student.id, submitted_at=_iso(submission.timestamp))
-            row.people = {
-                k: v
-                for k, v in (
-                    ("first_name", student.first_name),
-                    ("last_name", student.last_name),
-                    ("email", student.email),
-                    ("canvas_id", student.lms_user_id),
-                )
-                if v
-            }
-            for notebook in submission.notebooks:
-                penalty = float(notebook.late_submission_penalty or 0.0)
-                row.scores[notebook.name] = max(0.0, float(notebook.score or 0.0) - penalty)
-            rows.append(row)
+            continue
+        row = Row(student.id, submitted_at=_iso(submission.timestamp))
+        row.people = {
+            k: v
+            for k, v in (
+                ("first_name", student.first_name),
+                ("last_name", student.last_name),
+                ("email", student.email),
+                ("canvas_id", student.lms_user_id),
+            )
+            if v
+        }
+        for notebook in submission.notebooks:
+            penalty = float(notebook.late_submission_penalty or 0.0)
+            row.scores[notebook.name] = max(0.0, float(notebook.score or 0.0) - penalty)
+        rows.append(row)
     return notebooks, maxima, rows
 
 
@@ -483,22 +492,27 @@ def fill_names(root, roster=None, *, overwrite: bool = False) -> int:
     if not database.is_file():
         return 0
     roster = Path(roster) if roster is not None else root / "roster.csv"
-    changed = 0
+    # As in _from_gradebook: the students' row objects go inside the hold.
     with uninterrupted(), Gradebook(f"sqlite:///{database}") as gb:
-        ids = [s.id for s in gb.students]
-        people = read_roster(roster, ids) if roster.is_file() and ids else {}
-        for student in gb.students:
-            named = people.get(student.id, {})
-            first = named.get("first_name", "")
-            last = named.get("last_name", student.id)
-            if student.last_name and not overwrite:
-                continue
-            if (student.first_name, student.last_name) != (first, last):
-                student.first_name, student.last_name = first, last
-                if named.get("email") and not student.email:
-                    student.email = named["email"]
-                changed += 1
-        gb.db.commit()
+        return _name_students(gb, roster, overwrite)
+
+
+def _name_students(gb, roster: Path, overwrite: bool) -> int:
+    changed = 0
+    ids = [s.id for s in gb.students]
+    people = read_roster(roster, ids) if roster.is_file() and ids else {}
+    for student in gb.students:
+        named = people.get(student.id, {})
+        first = named.get("first_name", "")
+        last = named.get("last_name", student.id)
+        if student.last_name and not overwrite:
+            continue
+        if (student.first_name, student.last_name) != (first, last):
+            student.first_name, student.last_name = first, last
+            if named.get("email") and not student.email:
+                student.email = named["email"]
+            changed += 1
+    gb.db.commit()
     return changed
 
 
