@@ -293,18 +293,25 @@ def test_horizon_each_slider_redraws(hor_ex, name, value):
     assert f"| {q:.2f} |" in hor_ex.readout.value  # the reference-table row of the current q
 
 
+def _assert_steps_render_no_bitmap(explorer, names):
+    """Steps of 1, 7 and 23 on each slider of ``names`` render no text bitmap, and the picture
+    is a full draw's once the sliders are back."""
+    for name in names:
+        slider = explorer.controls[name]
+        start = slider.value
+        rendered = explorer.renderer.sprites.rendered
+        for k in (1, 7, 23):
+            value = min(start + k * slider.step, slider.max)
+            slider.value = round(value) if isinstance(start, int) else round(value, 12)
+        assert explorer.renderer.sprites.rendered == rendered, name
+        slider.value = start
+    assert _share_of_pixels_unlike_a_full_draw(explorer) < SCENE_TOLERANCE
+
+
 def test_horizon_steps_of_n_and_the_budget_draw_no_new_text(hor_ex):
     """n and the budget factor move curves and markers only: no text of the picture changes
     with them, so a step renders no bitmap (a new text cost about half of the update)."""
-    for name in ("n", "budget_factor"):
-        slider = hor_ex.controls[name]
-        start = slider.value
-        rendered = hor_ex.renderer.sprites.rendered
-        for k in (1, 7, 23):
-            slider.value = round(min(start + k * slider.step, slider.max), 12)
-        assert hor_ex.renderer.sprites.rendered == rendered, name
-        slider.value = start
-    assert _share_of_pixels_unlike_a_full_draw(hor_ex) < SCENE_TOLERANCE
+    _assert_steps_render_no_bitmap(hor_ex, ("n", "budget_factor"))
 
 
 def test_reliability_at_p_0_or_1_the_plane_says_a_check_changes_nothing(rel_ex):
@@ -325,15 +332,7 @@ def test_reliability_at_p_0_or_1_the_plane_says_a_check_changes_nothing(rel_ex):
 def test_reliability_steps_of_any_slider_draw_no_new_text(rel_ex):
     """Every slider moves curves, the n marker or the dot only: a step renders no bitmap (a
     step of p drew the plane's title and colour bar anew, about 18 ms of a 20 ms update)."""
-    for name, slider in sliders(rel_ex).items():
-        start = slider.value
-        rendered = rel_ex.renderer.sprites.rendered
-        for k in (1, 7, 23):
-            value = min(start + k * slider.step, slider.max)
-            slider.value = round(value) if isinstance(start, int) else round(value, 12)
-        assert rel_ex.renderer.sprites.rendered == rendered, name
-        slider.value = start
-    assert _share_of_pixels_unlike_a_full_draw(rel_ex) < SCENE_TOLERANCE
+    _assert_steps_render_no_bitmap(rel_ex, sliders(rel_ex))
 
 
 def test_horizon_reproduces_the_reference_table(hor_ex):

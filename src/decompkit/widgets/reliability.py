@@ -240,8 +240,9 @@ class ReliabilityExplorer(Explorer):
         no_gain = p * (1 - p) == 0
         self.veil.set_visible(no_gain)
         self.veil_text.set_visible(no_gain)
-        verdict = "helps (d > φ)" if helps else "does not help (d ≤ φ)"
-        verdict = _NO_GAIN_VERDICT if no_gain else verdict
+        verdict = (
+            _NO_GAIN_VERDICT if no_gain else "helps (d > φ)" if helps else "does not help (d ≤ φ)"
+        )
         self._text(
             self.readout,
             rows_html(
