@@ -5,14 +5,18 @@ Run from the repository root (needs /usr/bin/chromium: ``bash .ci/install-browse
 
     python bench/bench_browser.py             # JupyterLab and Notebook 7, both modes, 20 changes
     python bench/bench_browser.py --quick     # 5 changes per row
-    python bench/bench_browser.py --no-ahead  # only without pictures made ahead (the round trip)
+    python bench/bench_browser.py --no-ahead  # only without pictures made ahead
+    python bench/bench_browser.py --mode kernel  # only the round trip to the kernel
     python bench/bench_browser.py --mode ahead --ui lab --explorer DAG --changes 40
     python bench/bench_browser.py --page      # the lecture page, no kernel (bench/bench_page.py)
 
 What is measured. A throw-away Jupyter server serves a notebook with one explorer per cell;
 headless Chromium (1280 x 800 CSS pixels, device pixel ratio 1: a projector) opens it in
-JupyterLab, then in Notebook 7, and runs it: once with the kernel making pictures ahead
-(mode ``ahead``) and once, in a fresh kernel and page, without (mode ``kernel``). Every
+JupyterLab, then in Notebook 7, and runs it in three modes, each in a fresh kernel and page:
+``kernel``, every picture the kernel's answer (the round trip); ``browser``, the browser
+computes the moving artists of the reliability and horizon explorers itself and draws them at
+once (the other two explorers wait for the kernel, as in mode ``kernel``); ``ahead``, as the
+kit ships: that, and the kernel making pictures ahead for the neighbouring steps. Every
 change is measured from its first input event (a capture-phase listener stamps
 ``performance.now()`` at the key press or pointer down) to the moment the new picture is
 drawn on the explorer's canvas (its ``decompkit-frame`` event). The next change comes at a
@@ -34,7 +38,7 @@ benchmark stops with an error. Each change goes to a setting the page has not sh
 the control allows it (the page keeps every answer and every picture sent ahead, and a
 setting seen before is drawn from there): ``ready`` counts the changes drawn from a picture
 in the page. Without pictures ahead the row's times are those of the changes that waited for
-the kernel (``n``); with them, of every change, as the lecturer sees them.
+the kernel (``n``); in the other modes, of every change, as the lecturer sees them.
 
 Targets on a quiet machine: median <= 50 ms for the reliability, horizon and trace explorers,
 <= 80 ms for the DAG explorer; >= 20 pictures a second while dragging (or one per value the
@@ -66,9 +70,14 @@ from tests.browser.jupyter_server import (  # noqa: E402
     running_server,
 )
 
-#: The notebook with pictures made ahead, and the one without.
+#: The notebook of each mode: as the kit ships (pictures ahead, moving artists computed in the
+#: browser), computed in the browser only, and the kernel's round trip only.
 NOTEBOOK = "bench_explorers.ipynb"
-NOTEBOOKS = {"ahead": NOTEBOOK, "kernel": "bench_explorers_kernel.ipynb"}
+NOTEBOOKS = {
+    "ahead": NOTEBOOK,
+    "browser": "bench_explorers_browser.ipynb",
+    "kernel": "bench_explorers_kernel.ipynb",
+}
 
 #: Code of the notebook's cells; each explorer cell's output is found by its order.
 SETUP = """\
@@ -76,6 +85,7 @@ from decompkit import examples, scheduler, widgets
 from decompkit.widgets import base
 
 base.MAKE_AHEAD = {ahead}
+base.COMPUTE_IN_BROWSER = {browser}
 
 a = examples.coding_task()
 repaired = scheduler.run_with_repair(
@@ -247,14 +257,16 @@ class Result:
     values_per_s: float | None = None
     drawn: int = 0
     drawn_ready: int = 0
+    #: Of those ready, the pictures computed in the browser.
+    drawn_computed: int = 0
     #: 1-minute load average at the row's start and end.
     load: tuple = (float("nan"), float("nan"))
 
     def judged(self, name: str) -> list:
-        """The values of ``name`` for the changes the row is judged on: every change with
-        pictures ahead; without, those that waited for the kernel."""
+        """The values of ``name`` for the changes the row is judged on: in mode ``kernel``,
+        those that waited for the kernel; in the others, every change."""
         values = getattr(self, name)
-        if self.mode == "ahead":
+        if self.mode != "kernel":
             return values
         return [v for v, ready in zip(values, self.ready, strict=True) if not ready]
 
@@ -293,9 +305,11 @@ def p90(values) -> float:
     return statistics.quantiles(values, n=10, method="inclusive")[-1]
 
 
-def notebook_json(ahead: bool = True) -> str:
-    """The notebook: the set-up cell, then explorer ``i`` as ``explorer_i`` in cell ``i + 1``."""
-    cells = [SETUP.replace("{ahead}", str(ahead))]
+def notebook_json(mode: str = "ahead") -> str:
+    """The notebook of ``mode``: the set-up cell, then explorer ``i`` as ``explorer_i`` in
+    cell ``i + 1``."""
+    setup = SETUP.replace("{ahead}", str(mode == "ahead"))
+    cells = [setup.replace("{browser}", str(mode != "kernel"))]
     cells += [f"explorer_{i} = {code}\nexplorer_{i}" for i, code in enumerate(EXPLORERS.values())]
     return json.dumps(
         {
@@ -662,7 +676,7 @@ class Explorers:
             self.clicks(index, slider, Result("", "", "", slider, "jump"), 1, far=True)
         target.first.scroll_into_view_if_needed()
         for _ in range(changes):
-            if self.mode == "kernel" and MOVER.get(result.explorer):
+            if self.mode != "ahead" and MOVER.get(result.explorer):
                 self.move_aside(index, MOVER[result.explorer])
             if kind == "toggle":
                 act = root.locator(".widget-toggle-buttons button:not(.mod-active)").first.click
@@ -712,13 +726,14 @@ class Explorers:
             time.sleep(max(0.0, 0.016 - (time.monotonic() - began - elapsed)))
         end = page.evaluate("() => performance.now()")
         page.mouse.up()
-        drawn, ready, values = page.evaluate(
+        drawn, ready, values, computed = page.evaluate(
             """([n, i, a, b]) => {
                 const dk = window.__dk;
                 const frames = dk.frames.slice(n)
                     .filter(f => f.explorer === i && f.time >= a && f.time <= b);
                 const values = dk.values.filter(([t]) => t >= a && t <= b).map(([, v]) => v);
-                return [frames.length, frames.filter(f => f.seq < 0).length, values];
+                return [frames.length, frames.filter(f => f.seq < 0).length, values,
+                        frames.filter(f => f.seq === -2).length];
             }""",
             [start_count, index, start, end],
         )
@@ -728,7 +743,7 @@ class Explorers:
         result.fps = drawn / span
         changes = sum(1 for a, b in zip(values, values[1:], strict=False) if a != b) + 1
         result.values_per_s = changes / span
-        result.drawn, result.drawn_ready = drawn, ready
+        result.drawn, result.drawn_ready, result.drawn_computed = drawn, ready, computed
         state = self.state(index)
         seen = self.seen.setdefault(index, set())
         for value in set(values):  # the page may have an answer for any of them
@@ -773,9 +788,8 @@ def run_ui(context, server, ui, mode, changes, shots, only=None, notes=None) -> 
         before = cpu_seconds()
         page.wait_for_timeout(1000 * IDLE_S)
         after = cpu_seconds()
-        note = (
-            f"{ui}, ahead {'yes' if mode == 'ahead' else 'no'}: CPU ms per second at rest: "
-            + ", ".join(f"{k} {1e3 * (after[k] - before[k]) / IDLE_S:.0f}" for k in PROCESSES)
+        note = f"{ui}, mode {mode}: CPU ms per second at rest: " + ", ".join(
+            f"{k} {1e3 * (after[k] - before[k]) / IDLE_S:.0f}" for k in PROCESSES
         )
         print("  " + note, flush=True)
         if notes is not None:
@@ -807,7 +821,8 @@ def _median(values) -> float:
 def _summary(r: Result) -> str:
     if r.kind == "drag":
         return (
-            f"{r.fps:5.1f} pictures/s ({r.drawn_ready} of {r.drawn} ready) over"
+            f"{r.fps:5.1f} pictures/s ({r.drawn_ready} of {r.drawn} ready,"
+            f" {r.drawn_computed} computed in the browser) over"
             f" {r.values_per_s:5.1f} values/s; load {r.load[0]:.2f}/{r.load[1]:.2f}"
         )
     judged = r.judged("latencies")
@@ -830,7 +845,7 @@ def _summary(r: Result) -> str:
 
 
 COLUMNS = (
-    ("UI", 8), ("ahead", 5), ("explorer", 13), ("control", 19), ("change", 6), ("n", 3),
+    ("UI", 8), ("mode", 7), ("explorer", 13), ("control", 19), ("change", 6), ("n", 3),
     ("ready", 5), ("median", 8), ("p90", 6), ("target", 8), ("page", 4), ("kernel cpu", 10),
     ("wire", 4), ("draw", 4), ("cpu/chg", 7), ("load", 9), ("result", 6),
 )  # fmt: skip
@@ -838,7 +853,7 @@ COLUMNS = (
 
 def table_row(r: Result) -> list[str]:
     """The cells of ``r``'s row in the table, as text."""
-    ahead = "yes" if r.mode == "ahead" else "no"
+    ahead = r.mode
     load = f"{r.load[0]:.2f}/{r.load[1]:.2f}"
     cpu = f"{sum(r.processes.values()):.0f}"
     if r.kind == "drag":
@@ -890,14 +905,16 @@ def print_table(results: list[Result], load: tuple, notes=()) -> bool:
         f" {verdicts.count('n/a')} n/a of {len(results)} rows."
     )
     print(
-        "ahead: pictures made ahead by the kernel. change: arrow (one step by key), click (on"
+        "mode: kernel (every picture the kernel's answer), browser (the reliability and horizon"
+        " explorers' pictures computed in the browser), ahead (that, and pictures made ahead by"
+        " the kernel: the kit as it ships). change: arrow (one step by key), click (on"
         " the track away from the handle, or on a checkbox, button or option), jump (a click"
         " near the far end of the track), drag (2 s sweep there and back). n: changes judged"
-        " (with pictures ahead all of them; without, those that waited for the kernel; 'm': no"
+        " (in mode kernel, those that waited for the kernel; else all of them; 'm': no"
         " picture within 8 s, which fails the row; 'r': clicks the slider took no notice of, made"
-        " again); ready: changes drawn from a picture in"
-        " the page (made ahead, or an earlier answer); median, p90: ms from input to picture"
-        " drawn; page, kernel cpu, wire, draw: medians over the changes that waited for the"
+        " again); ready: changes drawn from a picture in the page (made ahead, computed there,"
+        " or an earlier answer); median, p90: ms from input to picture drawn; page, kernel"
+        " cpu, wire, draw: medians over the changes that waited for the"
         " kernel, ms: input to the control's new value in the page, the kernel's CPU for the"
         " update, input to the kernel's picture in the page, and painting it; cpu/chg: CPU ms"
         " of kernel, server and browser together per change (work ahead included); load: 1"
@@ -914,10 +931,12 @@ def main(argv=None) -> int:
     parser.add_argument("--changes", type=int, default=20, help="changes per row (20)")
     parser.add_argument("--ui", choices=["lab", "notebook"], action="append", help="only this UI")
     parser.add_argument(
-        "--mode", choices=list(NOTEBOOKS), action="append", help="only this mode (both)"
+        "--mode", choices=list(NOTEBOOKS), action="append", help="only this mode (all three)"
     )
     parser.add_argument(
-        "--no-ahead", action="store_true", help="only without pictures ahead: --mode kernel"
+        "--no-ahead",
+        action="store_true",
+        help="only without pictures ahead: --mode kernel --mode browser",
     )
     parser.add_argument("--explorer", choices=list(EXPLORERS), action="append", help="only this")
     parser.add_argument("--screenshots", type=Path, help="save each explorer's screenshot here")
@@ -934,7 +953,7 @@ def main(argv=None) -> int:
         raise ValueError(f"--changes must be at least 1, got {args.changes!r}")
     changes = 5 if args.quick else args.changes
     uis = args.ui or ["lab", "notebook"]
-    modes = ["kernel"] if args.no_ahead else args.mode or ["kernel", "ahead"]
+    modes = ["kernel", "browser"] if args.no_ahead else args.mode or list(NOTEBOOKS)[::-1]
     if args.screenshots:
         args.screenshots.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
@@ -943,7 +962,7 @@ def main(argv=None) -> int:
         root = base / "root"
         root.mkdir()
         for mode, name in NOTEBOOKS.items():
-            (root / name).write_text(notebook_json(mode == "ahead"), encoding="utf-8")
+            (root / name).write_text(notebook_json(mode), encoding="utf-8")
         results, notes = [], []
         with running_server(root, base) as server:
             with chromium(base / "profile") as context:

@@ -3,6 +3,7 @@ on, and its targets. No browser and no timing: rows are built by hand."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -31,6 +32,22 @@ def test_with_pictures_ahead_every_change_counts():
     assert row.judged("latencies") == [2, 3, 70, 80, 90]
     assert row.verdict == "FAIL"  # median 70
     assert _row("ahead", [2, 3, 4, 80, 90], [True] * 3 + [False] * 2).verdict == "pass"
+
+
+def test_with_pictures_computed_in_the_browser_every_change_counts():
+    row = _row("browser", [2, 3, 70, 80, 90], [True, True, False, False, False])
+    assert row.judged("latencies") == [2, 3, 70, 80, 90]
+    assert _row("browser", [2, 3, 4, 80, 90], [True] * 3 + [False] * 2).verdict == "pass"
+
+
+@pytest.mark.parametrize(
+    ("mode", "ahead", "browser"),
+    [("ahead", True, True), ("browser", False, True), ("kernel", False, False)],
+)
+def test_each_mode_sets_the_kit_up_as_it_says(mode, ahead, browser):
+    setup = json.loads(bench.notebook_json(mode))["cells"][0]["source"]
+    assert f"base.MAKE_AHEAD = {ahead}" in setup
+    assert f"base.COMPUTE_IN_BROWSER = {browser}" in setup
 
 
 def test_a_row_with_no_change_through_the_kernel_is_not_judged():

@@ -40,6 +40,7 @@ from decompkit.widgets import (
     reliability_explorer,
     trace_stepper,
 )
+from decompkit.widgets import view as view_module
 from decompkit.widgets.controls import projector_fonts
 from decompkit.widgets.dag import time_axis_end
 from decompkit.widgets.looks import look
@@ -896,10 +897,29 @@ VIEW_STYLE = ROOT / "src" / "decompkit" / "widgets" / "explorer.css"
 
 
 def test_the_view_loads_its_script_and_style_from_their_files():
+    """The script is explorer.js after the modules it imports (each once, imports gone)."""
     view = FigureView()
-    assert view._esm == VIEW_SCRIPT.read_text(encoding="utf-8")
+    script = view._esm
+    bodies = [
+        re.sub(r'^import \{[^}]*\} from "[^"]+";\n', "", path.read_text(), flags=re.M)
+        for path in view_module.MODULES
+    ]
+    assert view_module.MODULES[-1] == VIEW_SCRIPT and script.endswith(bodies[-1])
+    assert all(script.count(body) == 1 for body in bodies)
+    assert not re.search(r"^import", script, re.M)
     assert view._css == VIEW_STYLE.read_text(encoding="utf-8")
-    assert "export default" in view._esm and ".decompkit-explorer" in view._css
+    assert "export default" in script and ".decompkit-explorer" in view._css
+
+
+def test_the_bundle_refuses_a_module_whose_import_comes_after_it(tmp_path):
+    first, second = tmp_path / "a.js", tmp_path / "b.js"
+    first.write_text('import { f } from "./b.js";\nexport const g = f;\n')
+    second.write_text("export const f = 1;\n")
+    with pytest.raises(ValueError, match="a.js imports b.js, not bundled before it"):
+        view_module.bundle((first, second))
+    first.write_text('import * as B from "./b.js";\n')
+    with pytest.raises(ValueError, match="a.js imports in a form the bundle cannot inline"):
+        view_module.bundle((second, first))
 
 
 def test_the_view_draws_for_the_pixel_ratios_the_kernel_renders():
@@ -918,7 +938,7 @@ def test_the_view_script_is_a_module_node_can_parse(tmp_path):
         copy.write_text(text, encoding="utf-8")
         return subprocess.run(["node", "--check", str(copy)], capture_output=True, text=True)
 
-    script = VIEW_SCRIPT.read_text(encoding="utf-8")
+    script = FigureView()._esm  # explorer.js with the modules it imports
     parsed = check(script)
     assert parsed.returncode == 0, parsed.stderr
     assert check(script.replace("export default {", "export default {{", 1)).returncode != 0

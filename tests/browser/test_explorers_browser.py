@@ -322,6 +322,32 @@ def test_the_canvas_paints_what_matplotlib_draws(
         handle.focus()
         bench.one_change(page, index, lambda: page.keyboard.press("ArrowLeft"))
     _assert_canvases_show_the_kernels_pictures(page, lab_server, artifacts, "after a change")
+    # A jump far along a slider of an explorer whose moving artists the browser computes: the
+    # computed picture comes first, and the kernel's answer paints the very same pixels.
+    for index, label in ((0, "n steps"), (1, "q audit")):
+        handle = bench.find_control(bench.explorer_root(page, index), label, "slider")
+        handle.focus()
+        page.evaluate(_WATCH_FRAMES, index)
+        page.keyboard.press("End" if float(handle.get_attribute("aria-valuenow")) < 0.5 else "Home")
+        page.wait_for_function("() => window.__shots.some(([seq]) => seq > 0)", timeout=10_000)
+        shots = page.evaluate("() => (window.__unwatch(), window.__shots)")
+        assert shots[0][0] == -2, f"explorer {index}: the first picture was not computed: {shots}"
+        kernel = next(url for seq, url in shots if seq > 0)
+        first, last = (_pixels(base64.b64decode(u.split(",", 1)[1])) for u in (shots[0][1], kernel))
+        assert first.shape == last.shape and (first == last).all(), f"explorer {index}"
+    _assert_canvases_show_the_kernels_pictures(page, lab_server, artifacts, "after a jump")
+
+
+#: Keep a copy of explorer ``i``'s canvas at each new picture: ``window.__shots``, a list of
+#: ``[seq, PNG data URL]`` (seq -2: computed in the browser; above 0: the kernel's answer).
+_WATCH_FRAMES = """i => {
+    const root = document.querySelectorAll('.decompkit-explorer')[i];
+    const canvas = root.querySelector('.decompkit-figure canvas');
+    const shots = (window.__shots = []);
+    const watch = (e) => shots.push([e.detail.seq, canvas.toDataURL('image/png')]);
+    root.addEventListener('decompkit-frame', watch);
+    window.__unwatch = () => root.removeEventListener('decompkit-frame', watch);
+}"""
 
 
 def _metadata(path) -> dict:

@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 
 from ..widgets.controls import projector_fonts
-from ..widgets.recorder import SceneRecorder, Sprites
+from ..widgets.moving import Moving, layout_of
 from ..widgets.view import CSS_DPI
 
 __all__ = [
@@ -88,43 +88,6 @@ def _portable(item: dict, keep_vertices: bool) -> dict:
     return out
 
 
-def _template(recorder: SceneRecorder, artist) -> list[dict]:
-    """The look of ``artist``'s drawing calls, without their data.
-
-    A line with no data draws nothing: it is recorded at one point inside its axes, then its
-    data are put back.
-    """
-    saved = None
-    if hasattr(artist, "get_xydata") and len(artist.get_xydata()) == 0:
-        saved = artist.get_data()
-        x0, x1 = artist.axes.get_xlim()
-        y0, y1 = artist.axes.get_ylim()
-        artist.set_data([(x0 + x1) / 2], [(y0 + y1) / 2])
-    try:
-        items, _ = recorder.record([artist])
-    finally:
-        if saved is not None:
-            artist.set_data(*saved)
-    if not items:
-        raise ValueError(f"the artist {artist!r} draws nothing: no look to record")
-    return [_portable(item, keep_vertices=item["t"] == "m") for item in items]
-
-
-def _axes(ax, height: float) -> dict:
-    """Where ``ax`` is in device pixels (y down) and how data map onto it."""
-    x0, y0, x1, y1 = ax.bbox.extents
-    matrix = (ax.transLimits + ax.transAxes).get_matrix()
-    return {
-        "box": [x0, height - y1, x1, height - y0],
-        # display = matrix @ scaled data; the page applies the scale (log10) first
-        "m": [matrix[0, 0], matrix[0, 2], matrix[1, 1], matrix[1, 2]],
-        "xscale": ax.get_xscale(),
-        "yscale": ax.get_yscale(),
-        "xlim": list(ax.get_xlim()),
-        "ylim": list(ax.get_ylim()),
-    }
-
-
 def bake(stage, *, widths, folder, name) -> dict:
     """Backgrounds (PNG files in ``folder``), axes and templates of a staged explorer's figure.
 
@@ -159,20 +122,18 @@ def bake(stage, *, widths, folder, name) -> dict:
             figure.set_dpi(CSS_DPI * ratio)
             with projector_fonts():
                 png = explorer.renderer.background()
-                agg = figure.canvas.get_renderer()
-                recorder = SceneRecorder(agg, Sprites())
-                templates = {key: _template(recorder, a) for key, a in moving.items()}
-                over, used = recorder.record(list(overlay))
-            if used:
-                raise ValueError(f"the overlay of {name} draws text, which the page cannot show")
+                layout = layout_of(figure, Moving(name, {}, axes, moving, overlay))
             file = background_file(name, width, ratio)
             (folder / file).write_bytes(squeeze_png(png))
             ratios[str(ratio)] = {
                 "background": file,
-                "size": [agg.width, agg.height],
-                "axes": {key: _axes(ax, agg.height) for key, ax in axes.items()},
-                "templates": templates,
-                "overlay": [_portable(item, keep_vertices=True) for item in over],
+                "size": layout["size"],
+                "axes": layout["axes"],
+                "templates": {
+                    key: [_portable(item, keep_vertices=True) for item in items]
+                    for key, items in layout["templates"].items()
+                },
+                "overlay": [_portable(item, keep_vertices=True) for item in layout["overlay"]],
             }
         layouts.append({"css": [width, round(css_height)], "ratios": ratios})
     return {"layouts": layouts}

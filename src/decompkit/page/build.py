@@ -38,9 +38,10 @@ _HERE = pathlib.Path(__file__).parent
 _WIDGETS = _HERE.parent / "widgets"
 #: The page's modules in the order they are loaded (each imports only those before it).
 MODULES = {
-    "explorer.js": _WIDGETS / "explorer.js",
     "checks.js": _HERE / "checks.js",
     "lecture.js": _HERE / "lecture.js",
+    "moving.js": _HERE / "moving.js",
+    "explorer.js": _WIDGETS / "explorer.js",
     "plans.js": _HERE / "plans.js",
     "dag.js": _HERE / "dag.js",
     "page.js": _HERE / "page.js",
@@ -77,7 +78,6 @@ def _reliability_stage(numbers) -> Stage:
     ex = ReliabilityExplorer(
         p=numbers.p, n=numbers.n, d=numbers.d, phi=numbers.phi, kappa=numbers.k
     )
-    left, plane = ex.figure.axes[:2]
     # The explorer's shading is one picture for every p, on a scale in units of p(1-p); the
     # page keeps the wide title's words at every width, wrapped to the plane.
     words = " ".join(ex._wide_texts[1].split())
@@ -85,8 +85,8 @@ def _reliability_stage(numbers) -> Stage:
     def restyle(width):  # the plane is narrower in the narrow layout
         ex.plane_title.set_text(textwrap.fill(words, 30 if width >= NARROW else 22))
 
-    moving = {**ex.lines, "marker": ex.marker, "point": ex.point}
-    return Stage(ex, {"left": left, "plane": plane}, moving, _spines(left, plane), restyle)
+    moving = ex.moving_in_browser()  # what the notebook's view computes, the page computes
+    return Stage(ex, moving.axes, moving.artists, moving.overlay, restyle)
 
 
 def _reliability(numbers, folder) -> dict:
@@ -106,14 +106,14 @@ def _reliability(numbers, folder) -> dict:
         "controls": controls_of(ex, ("p", "n", "kappa", "d", "phi")),
         "columns": [["p", "n", "kappa"], ["d", "phi"]],
         "readout": "aside",
-        "n_max": int(ex.steps[-1]),
+        **ex.moving_in_browser().spec,
         **baked,
     }
 
 
 def _horizon_stage(numbers) -> Stage:
     ex = HorizonExplorer(p=numbers.p, q=numbers.q, n=numbers.n, budget_factor=numbers.budget_factor)
-    panels = by_n, by_q, grounded = ex.figure.axes[:3]
+    panels = ex.figure.axes[:3]
     titles = [" ".join(ax.get_title().split()) for ax in panels]
 
     def restyle(width):  # three panels side by side: shorter lines in the narrow layout
@@ -125,23 +125,8 @@ def _horizon_stage(numbers) -> Stage:
     handles = [*ex.reference_lines, ex.success_line]
     labels = [f"q = {ref:g}" for ref in ex.reference_qs] + ["current q"]
     ex.figure.legend(handles, labels, loc="outside lower center", ncols=len(handles))
-    k = len(ex.reference_qs)
-    moving = {}
-    for i in range(k):
-        moving[f"ref{i}"] = ex.reference_lines[i]
-        moving[f"g{i}"] = ex.survival_lines[i]
-        moving[f"half{i}"] = ex.half_life_points[i]
-    moving.update(
-        success=ex.success_line,
-        n_marker=ex.n_marker,
-        sweep=ex.sweep_line,
-        q_marker=ex.q_marker,
-        grounded=ex.grounded_line,
-        half=ex.half_life_points[k],
-        budget_marker=ex.budget_marker,
-    )
-    axes = {"by_n": by_n, "by_q": by_q, "grounded": grounded}
-    return Stage(ex, axes, moving, _spines(*panels), restyle)
+    moving = ex.moving_in_browser()
+    return Stage(ex, moving.axes, moving.artists, moving.overlay, restyle)
 
 
 def _horizon(numbers, folder) -> dict:
@@ -161,10 +146,7 @@ def _horizon(numbers, folder) -> dict:
         "controls": controls_of(ex, ("p", "q", "n", "budget_factor")),
         "columns": [["p", "q"], ["n", "budget_factor"]],
         "readout": "below",
-        "n_max": int(ex.ns[-1]),
-        "t_max": int(ex.rounds[-1]),
-        "reference_qs": [float(q) for q in ex.reference_qs],
-        "sweep_qs": [float(q) for q in ex.sweep_line.get_xdata()],
+        **ex.moving_in_browser().spec,
         **baked,
     }
 

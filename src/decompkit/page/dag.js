@@ -10,6 +10,7 @@
 // between two box centres crosses their outlines (plots/dag.py's _Arrow), and bars, ticks and
 // labels go where the schedule puts them (plots/dag.py's place_task).
 
+import { snap, whole } from "./moving.js";
 import { criticalPath, listSchedule } from "./plans.js";
 
 const COORDINATE = "coordinate";
@@ -78,9 +79,6 @@ export function compute(spec, v, f) {
 
 // -- the picture ------------------------------------------------------------------------------
 
-const whole = (v) => Math.floor(v + 0.5);
-/** Agg's snapping of an axis-parallel path: pixel centres for odd widths, corners for even. */
-const snap = (v, lw) => Math.floor(v + 0.5) + (whole(lw || 0) % 2 ? 0.5 : 0);
 
 function floats(text) {
   const raw = atob(text);

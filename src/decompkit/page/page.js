@@ -14,6 +14,7 @@
 import { paint } from "./explorer.js";
 import * as D from "./dag.js";
 import * as L from "./lecture.js";
+import { horizonParts, reliabilityParts, sceneOf } from "./moving.js";
 
 const DATA = JSON.parse(document.getElementById("page-data").textContent);
 
@@ -68,18 +69,6 @@ function decoded(item) {
 /** The pixel ratio of the baked pictures this screen takes: 2 from a ratio of 1.5 up. */
 const bakedRatio = () => ((window.devicePixelRatio || 1) >= 1.5 ? "2" : "1");
 
-const whole = (v) => Math.floor(v + 0.5);
-/** Agg's snapping of an axis-parallel path: pixel centres for odd widths, corners for even. */
-const snap = (v, lw) => Math.floor(v + 0.5) + (whole(lw) % 2 ? 0.5 : 0);
-
-/** Device pixels (y down) of data (x, y) in an axes baked at canvas height `height`. */
-function mapper(ax, height) {
-  const [a, b, c, d] = ax.m;
-  const sx = ax.xscale === "log" ? Math.log10 : (v) => v;
-  const sy = ax.yscale === "log" ? Math.log10 : (v) => v;
-  return (x, y) => [a * sx(x) + b, height - (c * sy(y) + d)];
-}
-
 class Picture {
   constructor(spec, holder) {
     this.spec = spec;
@@ -123,36 +112,11 @@ class Picture {
     this.parts = parts;
     const mine = ++this.token;
     const baked = this.layout();
-    const height = baked.size[1];
     const scene = [];
+    const bare = { ...baked, overlay: [] }; // the overlay goes over every part, below
     for (const part of parts) {
-      if (part.kind === "scene") {
-        scene.push(...part.paint(baked).map(decoded));
-        continue;
-      }
-      const ax = baked.axes[part.axes];
-      const at = mapper(ax, height);
-      for (const template of baked.templates[part.key]) {
-        const item = { ...decoded(template) };
-        if (part.kind === "vline") {
-          const [x] = at(part.x, ax.ylim[0]);
-          const [top, bottom] = [ax.box[1], ax.box[3]].map((v) => snap(v, item.lw || 0));
-          const px = snap(x, item.lw || 0);
-          item.xy = new Float32Array([px, bottom, px, top]);
-        } else if (item.t === "m") {
-          const points = [];
-          part.x.forEach((x, i) => {
-            if (!Number.isFinite(part.y[i])) return;
-            points.push(...at(x, part.y[i]).map(whole));
-          });
-          item.at = new Float32Array(points);
-        } else {
-          const xy = new Float32Array(2 * part.x.length);
-          part.x.forEach((x, i) => xy.set(at(x, part.y[i]), 2 * i));
-          item.xy = xy;
-        }
-        scene.push(item);
-      }
+      if (part.kind === "scene") scene.push(...part.paint(baked).map(decoded));
+      else scene.push(...sceneOf(bare, [part], decoded));
     }
     for (const item of baked.overlay || []) scene.push(decoded(item));
     if (!(await this.paintOver(baked, scene, mine))) return false;
@@ -231,28 +195,13 @@ class Picture {
 
 // The reliability readout's verdict where p(1 - p) = 0 (the kit's explorer writes the same).
 const NO_GAIN = "changes nothing (p = 0 or 1)";
-const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 /** The reliability explorer (widgets/reliability.py): its curves, marks and readout. */
 function reliability(spec, v) {
   const { p, n, d, phi, kappa } = v;
-  const steps = range(0, spec.n_max);
-  const rates = {
-    bare: p,
-    one_retry: L.checkedStepFallible(p, d, phi),
-    until_pass: L.checkedStepLimit(p, d),
-    kappa: L.perfectCheckAttempts(p, kappa),
-  };
-  const curves = {};
-  for (const [key, rate] of Object.entries(rates)) curves[key] = steps.map((k) => L.chainSuccess(rate, k));
-  const parts = Object.keys(rates).map((key) => ({
-    key, axes: "left", kind: "line", x: steps, y: curves[key],
-  }));
-  parts.push({ key: "marker", axes: "left", kind: "vline", x: n });
-  parts.push({ key: "point", axes: "plane", kind: "points", x: [d], y: [phi] });
+  const { parts, rates, curves, noGain } = reliabilityParts(spec, v);
   const helps = L.checkHelps(d, phi);
-  // p(1 - p) = 0: every attempt succeeds, or every one fails, and a check changes nothing.
-  const noGain = p * (1 - p) === 0;
+  // noGain: p(1 - p) = 0, every attempt succeeds or every one fails; a check changes nothing.
   const verdict = noGain ? NO_GAIN : helps ? "helps (d > φ)" : "does not help (d ≤ φ)";
   const readout =
     rowsHtml(
@@ -290,38 +239,8 @@ function tableText(row, gridMax) {
 /** The horizon explorer (widgets/horizon.py), without its Monte Carlo button. */
 function horizon(spec, v) {
   const { p, q, n, budget_factor: gamma } = v;
-  const budget = L.roundedBudget(gamma, n);
-  const ns = range(1, spec.n_max);
-  const rounds = range(0, spec.t_max);
-  const budgets = ns.map((k) => L.roundedBudget(gamma, k));
-  const successOf = (level) => ns.map((k, i) => L.successExact(k, p, level, budgets[i]));
-  const parts = [];
-  const levels = [...spec.reference_qs, q];
-  const survival = levels.map((level) => rounds.map((t) => L.groundedSurvival(t, p, level)));
-  const halves = levels.map((level) => L.groundedHalfLife(p, level));
-  spec.reference_qs.forEach((level, i) => {
-    parts.push({ key: `ref${i}`, axes: "by_n", kind: "line", x: ns, y: successOf(level) });
-  });
-  spec.reference_qs.forEach((_, i) => {
-    parts.push({ key: `g${i}`, axes: "grounded", kind: "line", x: rounds, y: survival[i] });
-  });
-  spec.reference_qs.forEach((_, i) => {
-    const shown = halves[i] <= spec.t_max;
-    parts.push({ key: `half${i}`, axes: "grounded", kind: "points", x: shown ? [halves[i]] : [], y: [0.5] });
-  });
-  const curve = successOf(q);
-  const sweep = spec.sweep_qs.map((level) => L.successExact(n, p, level, budget));
+  const { parts, curve, sweep, survival, halves, budget } = horizonParts(spec, v);
   const k = spec.reference_qs.length;
-  const current = halves[k] <= spec.t_max;
-  parts.push(
-    { key: "success", axes: "by_n", kind: "line", x: ns, y: curve },
-    { key: "n_marker", axes: "by_n", kind: "vline", x: n },
-    { key: "sweep", axes: "by_q", kind: "line", x: spec.sweep_qs, y: sweep },
-    { key: "q_marker", axes: "by_q", kind: "vline", x: q },
-    { key: "grounded", axes: "grounded", kind: "line", x: rounds, y: survival[k] },
-    { key: "half", axes: "grounded", kind: "points", x: current ? [halves[k]] : [], y: [0.5] },
-    { key: "budget_marker", axes: "grounded", kind: "vline", x: budget }
-  );
   const row = L.referenceRow(p, gamma, q);
   const readout =
     `<b>Reference-table row</b> for q = ${g(q)} (p = ${g(p)}, B = round(${g(gamma)} n)):` +

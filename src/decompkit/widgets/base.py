@@ -41,6 +41,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from .controls import error_html, projector_fonts
+from .moving import Moving, layout_of
 from .render import Renderer
 from .view import CSS_DPI, MAX_RATIO, FigureView, setting_key
 
@@ -81,6 +82,9 @@ def _running_loop():
 #: Whether explorers make pictures ahead (``bench/bench_browser.py --no-ahead`` turns it off
 #: to measure the round trip alone).
 MAKE_AHEAD = True
+#: Whether the browser computes the moving artists of the explorers that name them
+#: (:meth:`Explorer.moving_in_browser`); the benchmark's kernel mode turns it off.
+COMPUTE_IN_BROWSER = True
 #: Seconds the kernel waits after an update before it makes a picture ahead for the control
 #: moved last, and for the others: a hand that steps or drags is answered first, and the
 #: other controls' pictures wait until it rests.
@@ -201,6 +205,7 @@ class Explorer:
         self._views = 0  # the view's count of views when they were made
         self._stale = False  # the artists show a setting made ahead
         self._closed = False  # closed by close(), e.g. when its cell ran again
+        self._moving_epoch = None  # the view's epoch when the browser got its layout
 
     @staticmethod
     def _row(children, **layout):
@@ -480,14 +485,40 @@ class Explorer:
             background = None if self._laid_out else self._lay_out()
         self._send(background)
 
+    def moving_in_browser(self) -> Moving | None:
+        """The moving artists the browser may compute from the controls itself
+        (:mod:`.moving`), or None: the kernel draws every picture (the default)."""
+        return None
+
+    def _browser_layout(self) -> dict:
+        """What the browser needs to compute the moving artists in the current layout
+        (``{}`` if it computes none), drawn after the background."""
+        moving = self.moving_in_browser() if COMPUTE_IN_BROWSER else None
+        if moving is None:
+            return {}
+        with projector_fonts():
+            layout = layout_of(self.figure, moving)
+        names = [name for name, _ in self._keyed()]
+        return {"kind": moving.kind, "names": names, "spec": moving.spec, "layout": layout}
+
     def _send(self, background):
+        moving = None
+        if background is not None or self._moving_epoch != self.view.epoch:
+            moving = self._browser_layout()  # a new layout, or new artists (a simulation)
+            self._moving_epoch = self.view.epoch
         with projector_fonts():
             items, used = self.renderer.scene()
         ratio = self.figure.dpi / CSS_DPI
         size = (self.figure.bbox.width / ratio, self.figure.bbox.height / ratio)
         started, self._started = getattr(self, "_started", None), None
         self.view.show(
-            items, used, size, background=background, started=started, setting=self._key()
+            items,
+            used,
+            size,
+            background=background,
+            started=started,
+            setting=self._key(),
+            moving=moving,
         )
         self.renders += 1
 

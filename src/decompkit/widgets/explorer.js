@@ -6,7 +6,14 @@
 // its answers) by setting and draws one as soon as the controls reach it, never letting a late
 // answer step the figure back; reports the width the notebook gives the figure and the
 // screen's pixel ratio; steps a stepper's slider on a button click and the sliders on arrow
-// keys in the page; and says when a saved picture has no kernel behind it.
+// keys in the page; and says when a saved picture has no kernel behind it. Where the kernel
+// says how (its `moving` trait: the reliability and horizon explorers), it computes a
+// setting's moving artists itself (moving.js) and draws them the moment a control moves; the
+// kernel's picture of that setting replaces them when it comes.
+//
+// The kit loads this module with those it imports before it, as one (widgets/view.py).
+
+import { MOVING, sceneOf } from "./moving.js";
 
 // Highest device pixel ratio drawn for: the kernel's MAX_RATIO (a test keeps them equal).
 const MAX_RATIO = 2;
@@ -21,6 +28,10 @@ const CONTROLS_TIMEOUT_MS = 10000;
 
 // CSS pixels kept free below the figure when it is sized to the notebook's visible height.
 const ROOM_MARGIN = 8;
+// The `seq` a picture's decompkit-frame event carries when it was not the kernel's answer:
+// sent ahead, or computed here.
+const AHEAD = -1;
+const COMPUTED = -2;
 
 const NOTE = "Saved picture: run this cell to use the controls.";
 
@@ -164,6 +175,7 @@ export default {
     let token = 0;
     let changed = null; // when a control's value last changed in this page
     let shown = null; // the setting on the canvas
+    let estimated = false; // whether its picture was computed here, not the kernel's
     // Pictures by setting: sent ahead by the kernel, or its answers, most recent last.
     const pictures = new Map();
     const remember = (key, scene) => {
@@ -191,6 +203,7 @@ export default {
       if ([...ids].some((id) => !bitmaps.has(id))) return false;
       const mine = ++token;
       shown = which(key);
+      estimated = seq === COMPUTED;
       const received = performance.now();
       const layout = model.get("backdrop");
       if (background.layout !== layout) background = { layout, bitmap: decode(frame) };
@@ -252,16 +265,38 @@ export default {
       // its sliders, say for another example).
       const settled = watched === model.get("controls");
       const now = current();
-      if (settled && setting !== now && picture(now)) return fromControls();
-      if (which(setting) !== shown) draw(scene, setting, model.get("seq"));
+      if (settled && setting !== now && (picture(now) || computed(now))) return fromControls();
+      if (which(setting) !== shown || estimated) draw(scene, setting, model.get("seq"));
     }
 
-    // A control moved in this page: draw its picture at once if the kernel sent it ahead.
+    // The scene of the controls' setting computed here, or null where the kernel did not say
+    // how (or its formulas decline: the kit draws something they do not).
+    function computed(key) {
+      const moving = model.get("moving");
+      if (!moving || !MOVING[moving.kind] || watched !== model.get("controls")) return null;
+      if (moving.backdrop !== model.get("backdrop") || moving.epoch !== model.get("epoch")) {
+        return null; // drawn for another layout, or before a simulation
+      }
+      if (key !== current() || moving.names.length !== controls.length) return null;
+      const values = Object.fromEntries(moving.names.map((name, i) => [name, controls[i].get("value")]));
+      try {
+        const parts = MOVING[moving.kind](moving.spec, values);
+        return parts && sceneOf(moving.layout, parts);
+      } catch {
+        return null; // a value the formulas refuse: the kernel's picture says why
+      }
+    }
+
+    // A control moved in this page: draw its picture at once if the kernel sent it ahead,
+    // else if it can be computed here.
     function fromControls() {
       changed = performance.now();
       const now = current();
-      const scene = picture(now);
-      if (scene && which(now) !== shown) draw(scene, now, -1);
+      if (which(now) === shown) return;
+      const ahead = picture(now);
+      if (ahead) return draw(ahead, now, AHEAD);
+      const scene = computed(now);
+      if (scene) draw(scene, now, COMPUTED);
     }
 
     const onMessage = (msg, buffers) => {

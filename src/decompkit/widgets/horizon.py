@@ -26,6 +26,7 @@ from ..plots.style import GREY, PALETTE
 from ..validate import count, probability
 from .base import Explorer, serialised
 from .controls import error_html, float_slider, int_slider, projector_fonts
+from .moving import Moving
 from .view import CSS_DPI
 
 __all__ = ["HorizonExplorer", "horizon_explorer"]
@@ -253,6 +254,49 @@ class HorizonExplorer(Explorer):
             *self._spines(by_n, by_q, grounded),
         )
 
+    def moving_in_browser(self) -> Moving:
+        """Every curve, marker and half-life point, which ``page/moving.js`` computes, and the
+        last simulation's points whole: the browser draws them where n, p and the budget are
+        the simulation's, as :meth:`_show_monte_carlo` does."""
+        by_n, by_q, grounded = self.panels
+        k = len(self.reference_qs)
+        artists = {f"ref{i}": self.reference_lines[i] for i in range(k)}
+        artists.update({f"g{i}": self.survival_lines[i] for i in range(k)})
+        artists.update({f"half{i}": self.half_life_points[i] for i in range(k)})
+        artists.update(
+            success=self.success_line,
+            n_marker=self.n_marker,
+            sweep=self.sweep_line,
+            q_marker=self.q_marker,
+            grounded=self.grounded_line,
+            half=self.half_life_points[k],
+            budget_marker=self.budget_marker,
+        )
+        spec = {
+            "n_max": int(self.ns[-1]),
+            "t_max": int(self.rounds[-1]),
+            "reference_qs": [float(q) for q in self.reference_qs],
+            "sweep_qs": [float(q) for q in self.sweep_line.get_xdata()],
+        }
+        whole = {}
+        if self.monte_carlo is not None:
+            (n, p, budget), _ = self.monte_carlo
+            spec["monte_carlo"] = {"n": int(n), "p": float(p), "budget": int(budget), "key": "mc"}
+            whole["mc"] = (self.mc_points, self.mc_bars)
+        axes = {"by_n": by_n, "by_q": by_q, "grounded": grounded}
+        return Moving("horizon", spec, axes, artists, self._spines(*self.panels), whole)
+
+    def _browser_layout(self) -> dict:
+        """As the base class', with the last simulation's points drawn while they are
+        recorded, whatever the setting."""
+        if self.monte_carlo is None:
+            return super()._browser_layout()
+        self._show_monte_carlo(always=True)
+        try:
+            return super()._browser_layout()
+        finally:
+            self._show_monte_carlo()
+
     def _resized(self, width, height):
         """Short titles and y labels where the figure is narrow, the plot functions' own
         where it is wide."""
@@ -318,10 +362,11 @@ class HorizonExplorer(Explorer):
             "row": table.rows[0],
         }
 
-    def _show_monte_carlo(self):
-        """Show the last simulation if it was run at the current n, p and budget."""
+    def _show_monte_carlo(self, *, always=False):
+        """Show the last simulation if it was run at the current n, p and budget (or
+        ``always``, if there is one)."""
         p, _, n, _, budget = self._setting()
-        if self.monte_carlo is not None and self.monte_carlo[0] == (n, p, budget):
+        if self.monte_carlo is not None and (always or self.monte_carlo[0] == (n, p, budget)):
             result = self.monte_carlo[1]
             self.mc_points.set_data(self.mc_qs, result["estimate"])
             low = np.column_stack([self.mc_qs, result["low"]])

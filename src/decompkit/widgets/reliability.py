@@ -23,6 +23,7 @@ from ..plots.reliability import plot_d_phi_plane
 from ..plots.style import GREY, PALETTE
 from .base import Explorer
 from .controls import float_slider, int_slider, projector_fonts, rows_html
+from .moving import Moving
 from .view import CSS_DPI
 
 __all__ = ["ReliabilityExplorer", "reliability_explorer"]
@@ -205,6 +206,16 @@ class ReliabilityExplorer(Explorer):
             self.veil_text,
             self.point,
             *self._spines(left, right),
+        )
+
+    def moving_in_browser(self) -> Moving:
+        """The curves, the n marker and the (d, phi) point, which ``page/moving.js`` computes
+        (at p = 0 or 1 it leaves the picture to the kernel: the veil and its text)."""
+        left, plane = self.panels
+        artists = {**self.lines, "marker": self.marker, "point": self.point}
+        spec = {"n_max": int(self.steps[-1])}
+        return Moving(
+            "reliability", spec, {"left": left, "plane": plane}, artists, self._spines(left, plane)
         )
 
     def _resized(self, width, height):

@@ -12,6 +12,7 @@ reach its setting.
 from __future__ import annotations
 
 import pathlib
+import re
 import time
 
 import anywidget
@@ -20,7 +21,7 @@ from ipywidgets import widget_serialization
 
 from .recorder import png_pixels
 
-__all__ = ["CSS_DPI", "MAX_RATIO", "FigureView", "setting_key"]
+__all__ = ["CSS_DPI", "MAX_RATIO", "FigureView", "bundle", "setting_key"]
 
 #: CSS pixels per inch: a figure of w inches is shown w * 96 CSS pixels wide, and a font of
 #: s points is s * 96 / 72 CSS pixels tall (9 pt -> 12 px).
@@ -64,6 +65,41 @@ def setting_key(pairs) -> str:
 #: The browser side of the view (its limits and timeouts are constants at its top), and the
 #: style of an explorer in the page: files beside this one, read by anywidget.
 _HERE = pathlib.Path(__file__).parent
+#: The view's script and the modules it imports, each after those it imports (by file name):
+#: the lecture's formulas and the moving artists computed from them, shared with the static
+#: lecture page (``decompkit/page``).
+MODULES = (
+    _HERE.parent / "page" / "checks.js",
+    _HERE.parent / "page" / "lecture.js",
+    _HERE.parent / "page" / "moving.js",
+    _HERE / "explorer.js",
+)
+_IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([\w.-]+)";\n', re.M)
+
+
+def bundle(modules=MODULES) -> str:
+    """The view's script as one ES module, which is what anywidget loads: ``modules`` in
+    order, their imports of the modules before them removed (the names are then in scope).
+
+    Raises
+    ------
+    ValueError
+        If a module imports one that does not come before it, or imports in another form.
+    """
+    done, parts = set(), []
+    for path in modules:
+
+        def inline(match, path=path):
+            if match.group(1) not in done:
+                raise ValueError(f"{path.name} imports {match.group(1)}, not bundled before it")
+            return ""
+
+        source = _IMPORT.sub(inline, path.read_text(encoding="utf-8"))
+        if re.search(r"^\s*import\b", source, re.M):
+            raise ValueError(f"{path.name} imports in a form the bundle cannot inline")
+        parts.append(f"// -- {path.name}\n{source}")
+        done.add(path.name)
+    return "\n".join(parts)
 
 
 class FigureView(anywidget.AnyWidget):
@@ -104,9 +140,13 @@ class FigureView(anywidget.AnyWidget):
         from the control's change to the picture sent (the benchmark reports them).
     alt : str
         Text alternative of the picture.
+    moving : dict
+        What the browser needs to compute the moving artists itself (``page/moving.js``):
+        ``{"kind", "names", "spec", "layout", "backdrop", "epoch"}`` for the background
+        ``backdrop`` and the pictures of ``epoch`` (see :mod:`.moving`), or empty.
     """
 
-    _esm = _HERE / "explorer.js"
+    _esm = bundle()
     _css = _HERE / "explorer.css"
     frame = traitlets.Bytes(b"").tag(sync=True)
     backdrop = traitlets.Int(0).tag(sync=True)
@@ -122,6 +162,7 @@ class FigureView(anywidget.AnyWidget):
     controls = traitlets.List().tag(sync=True, **widget_serialization)
     stepper = traitlets.List().tag(sync=True, **widget_serialization)
     alt = traitlets.Unicode("").tag(sync=True)
+    moving = traitlets.Dict().tag(sync=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -181,8 +222,11 @@ class FigureView(anywidget.AnyWidget):
         if sizes:
             self.send({"type": "pixels", "sprites": sizes}, buffers)
 
-    def show(self, items, used, css_size, *, background=None, started=None, setting=""):
-        """Send a picture: the scene ``items`` with the bitmaps ``used``, and a new background.
+    def show(
+        self, items, used, css_size, *, background=None, started=None, setting="", moving=None
+    ):
+        """Send a picture: the scene ``items`` with the bitmaps ``used``, a new background,
+        and what the browser needs to compute the moving artists (``moving``, if given).
 
         The bitmaps go out again only when the set the scene names changes. Those the
         browser has not seen go first as pixels too (:meth:`_send_pixels`).
@@ -198,6 +242,10 @@ class FigureView(anywidget.AnyWidget):
                 sent += sum(len(png) for png in used.values())
                 self.sprites = dict(used)
                 self._shipped.update(used)
+            if moving is not None:
+                self.moving = (
+                    {**moving, "backdrop": self.backdrop, "epoch": self.epoch} if moving else {}
+                )
             self.scene = items
             self.setting = setting
             self.css_width, self.css_height = (round(v) for v in css_size)
