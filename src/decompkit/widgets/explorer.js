@@ -176,6 +176,7 @@ export default {
     let changed = null; // when a control's value last changed in this page
     let shown = null; // the setting on the canvas
     let estimated = false; // whether its picture was computed here, not the kernel's
+    let live = false; // whether a kernel answered: a saved view's controls draw nothing new
     // Pictures by setting: sent ahead by the kernel, or its answers, most recent last.
     const pictures = new Map();
     const remember = (key, scene) => {
@@ -273,7 +274,9 @@ export default {
     // how (or its formulas decline: the kit draws something they do not).
     function computed(key) {
       const moving = model.get("moving");
-      if (!moving || !MOVING[moving.kind] || watched !== model.get("controls")) return null;
+      if (!live || !moving || !MOVING[moving.kind] || watched !== model.get("controls")) {
+        return null; // a saved picture (no kernel: its readouts would not follow) or no way
+      }
       if (moving.backdrop !== model.get("backdrop") || moving.epoch !== model.get("epoch")) {
         return null; // drawn for another layout, or before a simulation
       }
@@ -302,6 +305,7 @@ export default {
     const onMessage = (msg, buffers) => {
       if (!msg) return;
       if (msg.type === "pong") {
+        live = true;
         clearTimeout(timer);
         note.style.display = "none";
       } else if (msg.type === "pixels") {
