@@ -31,7 +31,10 @@ Kinds of change, one row each per explorer and control:
 - ``jump``: a click near the far end of the track (the value goes most of the way across);
 - ``drag``: the mouse holds the handle and sweeps the track there and back in 2 s, its place
   following the clock as a hand's does (a move every 16 ms at most); the row gives pictures
-  drawn per second and the slider's value changes per second.
+  drawn per second and the slider's value changes per second. A picture counts when it shows
+  a setting other than the one before it (the kernel's picture replacing the browser's own of
+  the same setting does not) and is drawn during the sweep or, for the last values passed,
+  within the row's latency target after the hand stops.
 
 A click or a jump that changes the value by one step or less did not land on the track: the
 benchmark stops with an error. Each change goes to a setting the page has not shown yet where
@@ -101,6 +104,8 @@ EXPLORERS = {
 #: Target for the median latency of a change, ms, and for the pictures a second of a drag.
 TARGET_MS = {"reliability": 50, "horizon": 50, "trace stepper": 50, "DAG": 80}
 TARGET_FPS = 20
+#: The ``seq`` of a picture the browser computed (explorer.js; a picture sent ahead has -1).
+COMPUTED = -2
 
 #: The controls to change, per explorer, in order: (label, kind). Kinds: "slider" (rows
 #: arrow, click, jump and drag), "checkbox", "button" (clicked), "toggle" (the other option
@@ -159,7 +164,7 @@ PAGE_SCRIPT = """() => {
     const owner = all.findIndex((x) => x.contains(e.target));
     dk.frames.push({ explorer: owner, seq: e.detail.seq, time: e.detail.time,
                      received: e.detail.received, changed: e.detail.changed,
-                     kernel: e.detail.kernel, input: dk.input });
+                     kernel: e.detail.kernel, input: dk.input, setting: e.detail.setting });
   }, true);
 }"""
 
@@ -259,6 +264,8 @@ class Result:
     drawn_ready: int = 0
     #: Of those ready, the pictures computed in the browser.
     drawn_computed: int = 0
+    #: Of those drawn, the pictures drawn after the hand stopped (within the row's target).
+    late: int = 0
     #: 1-minute load average at the row's start and end.
     load: tuple = (float("nan"), float("nan"))
 
@@ -695,7 +702,8 @@ class Explorers:
 
     def drag(self, index: int, label: str, result: Result, seconds: float = 2.0) -> None:
         """Pictures per second drawn while the mouse sweeps the slider's handle across the
-        track and back, and value changes per second of the slider meanwhile."""
+        track and back (:func:`new_pictures`), and value changes per second of the slider
+        meanwhile."""
         root = explorer_root(self.page, index)
         handle = find_control(root, label, "slider")
         slider = root.locator(".widget-slider").filter(
@@ -714,7 +722,6 @@ class Explorers:
         )
         page.mouse.move(box["x"] + box["width"] / 2, y)
         page.mouse.down()
-        start_count = _frames(page)
         start = page.evaluate("() => performance.now()")
         # The handle's place follows the clock, as a hand's does: a move at most every
         # 16 ms, as many as the browser takes in while it draws.
@@ -726,20 +733,25 @@ class Explorers:
             time.sleep(max(0.0, 0.016 - (time.monotonic() - began - elapsed)))
         end = page.evaluate("() => performance.now()")
         page.mouse.up()
-        drawn, ready, values, computed = page.evaluate(
-            """([n, i, a, b]) => {
+        page.wait_for_timeout(800)  # let the last picture arrive before the next control
+        frames, values = page.evaluate(
+            """([i, a, b]) => {
                 const dk = window.__dk;
-                const frames = dk.frames.slice(n)
-                    .filter(f => f.explorer === i && f.time >= a && f.time <= b);
+                const frames = dk.frames.filter(f => f.explorer === i)
+                    .map(f => [f.time, f.setting, f.seq]);
                 const values = dk.values.filter(([t]) => t >= a && t <= b).map(([, v]) => v);
-                return [frames.length, frames.filter(f => f.seq < 0).length, values,
-                        frames.filter(f => f.seq === -2).length];
+                return [frames, values];
             }""",
-            [start_count, index, start, end],
+            [index, start, end],
         )
         track.evaluate("t => t.noUiSlider.off('.dk')")
-        page.wait_for_timeout(800)  # let the last picture arrive before the next control
         span = (end - start) / 1000
+        grace = TARGET_MS[result.explorer]
+        counted = new_pictures(frames, start, end, grace)
+        drawn = len(counted)
+        ready = sum(1 for _, _, seq in counted if seq < 0)
+        computed = sum(1 for _, _, seq in counted if seq == COMPUTED)
+        result.late = sum(1 for time, _, _ in counted if time > end)
         result.fps = drawn / span
         changes = sum(1 for a, b in zip(values, values[1:], strict=False) if a != b) + 1
         result.values_per_s = changes / span
@@ -749,6 +761,28 @@ class Explorers:
         for value in set(values):  # the page may have an answer for any of them
             seen.add(self.key(state, label, float(value)))
         seen.add(self.key(state))
+
+
+def new_pictures(frames, start: float, end: float, grace: float) -> list:
+    """The pictures of a drag: of ``frames``, ``[time, setting, seq]`` of one explorer in the
+    order drawn, those drawn from ``start`` until ``grace`` ms after ``end`` (the hand stops:
+    its last values' pictures may still be on their way) that show a setting other than the
+    picture before them (the kernel's picture replacing the browser's of the same setting is
+    not a new one).
+
+    >>> frames = [[5, "a", 3], [12, "b", -2], [14, "b", 4], [20, "c", -2], [70, "d", 5]]
+    >>> [f[1] for f in new_pictures(frames, 10, 30, 50)]
+    ['b', 'c', 'd']
+    >>> [f[1] for f in new_pictures(frames, 10, 15, 4)]
+    ['b']
+    """
+    out, before = [], None
+    for frame in frames:
+        time, setting = frame[0], frame[1]
+        if start <= time <= end + grace and setting != before:
+            out.append(frame)
+        before = setting
+    return out
 
 
 def measure(session: Explorers, index: int, name: str, label: str, kind: str, changes: int):
@@ -822,7 +856,7 @@ def _summary(r: Result) -> str:
     if r.kind == "drag":
         return (
             f"{r.fps:5.1f} pictures/s ({r.drawn_ready} of {r.drawn} ready,"
-            f" {r.drawn_computed} computed in the browser) over"
+            f" {r.drawn_computed} computed in the browser, {r.late} after the hand stopped) over"
             f" {r.values_per_s:5.1f} values/s; load {r.load[0]:.2f}/{r.load[1]:.2f}"
         )
     judged = r.judged("latencies")

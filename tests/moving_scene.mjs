@@ -2,25 +2,16 @@
 //
 // Usage: node tests/moving_scene.mjs MODULE.js ... CASES_JSON
 // The modules (checks.js, lecture.js, moving.js) come in import order, imported from their
-// texts as data: URLs as tests/page_parity.mjs does. CASES_JSON holds [{"kind", "spec",
+// texts (tests/load_modules.mjs). CASES_JSON holds [{"kind", "spec",
 // "values", "layout"}, ...], the layout's bytes in base64; stdout gets one JSON list with,
 // per case, the scene (null where the formulas decline), its bytes as lists of numbers
 // (xy and at as float32, c as bytes).
 import { readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { load } from "./load_modules.mjs";
 
 const args = process.argv.slice(2);
 const casesPath = args.pop();
-const urls = {};
-const loaded = {};
-for (const path of args) {
-  const source = readFileSync(path, "utf8").replace(/from\s+"\.\/([\w.-]+)"/g, (_, name) => {
-    if (!urls[name]) throw new Error(`module ${name} is not given before ${path}`);
-    return `from "${urls[name]}"`;
-  });
-  urls[basename(path)] = `data:text/javascript;base64,${Buffer.from(source).toString("base64")}`;
-  Object.assign(loaded, await import(urls[basename(path)]));
-}
+const loaded = await load(args);
 const bytes = (text) => new Uint8Array(Buffer.from(text, "base64"));
 const ready = (item) => {
   const out = { ...item };

@@ -6,25 +6,12 @@
 // one JSON list with, per case, {"value": result} or {"error": name, "message": text, "cycle":
 // [...] (CycleError only)}. Non-finite numbers, which JSON lacks, travel as
 // {"$float": "inf" | "-inf" | "nan"}.
-//
-// The modules live in a folder without a package.json, which Node would read as CommonJS; each is
-// imported from its text as a data: URL, its imports of the modules before it pointed there (as
-// the page does with blob: URLs).
 import { readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { load } from "./load_modules.mjs";
 
 const args = process.argv.slice(2);
 const casesPath = args.pop();
-const urls = {};
-const lecture = {};
-for (const path of args) {
-  const source = readFileSync(path, "utf8").replace(/from\s+"\.\/([\w.-]+)"/g, (_, name) => {
-    if (!urls[name]) throw new Error(`module ${name} is not given before ${path}`);
-    return `from "${urls[name]}"`;
-  });
-  urls[basename(path)] = `data:text/javascript;base64,${Buffer.from(source).toString("base64")}`;
-  Object.assign(lecture, await import(urls[basename(path)]));
-}
+const lecture = await load(args);
 const cases = JSON.parse(readFileSync(casesPath, "utf8"));
 
 const results = cases.map(({ fn, args }) => {

@@ -81,6 +81,24 @@ def test_a_drag_needs_20_pictures_a_second_or_one_per_value_passed(fps, values, 
     assert row.verdict == verdict
 
 
+def test_a_drag_counts_each_setting_drawn_once_and_the_last_ones_within_the_target():
+    """The kernel's picture of the setting the browser just drew is not a new picture; one
+    drawn after the hand stopped counts within the row's latency target only."""
+    frames = [
+        [90, "s0", 7],  # before the sweep: the setting the drag starts from
+        [100, "s0", 8],  # the same again: not new
+        [110, "s1", bench.COMPUTED],
+        [130, "s1", 9],  # the kernel's picture replacing the browser's
+        [150, "s2", -1],  # sent ahead
+        [180, "s3", 10],
+        [230, "s4", 11],  # 30 ms after the hand stopped
+        [290, "s5", 12],  # 90 ms after: too late
+    ]
+    counted = bench.new_pictures(frames, 100, 200, 50)
+    assert [f[1] for f in counted] == ["s1", "s2", "s3", "s4"]
+    assert bench.new_pictures(frames, 100, 200, 100)[-1][1] == "s5"
+
+
 def test_helpers():
     assert bench.p90([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) == 91.0
     assert bench.on_step(0.537, 0.0, 0.01) == 0.54

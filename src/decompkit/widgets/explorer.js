@@ -240,6 +240,7 @@ export default {
           bubbles: true,
           detail: {
             seq, received, changed, time: performance.now(), kernel: model.get("kernel_ms"),
+            setting: shown, // the same setting drawn again (the kernel's after ours) is no news
           },
         })
       );
