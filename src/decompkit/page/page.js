@@ -112,13 +112,11 @@ class Picture {
     this.parts = parts;
     const mine = ++this.token;
     const baked = this.layout();
-    const scene = [];
-    const bare = { ...baked, overlay: [] }; // the overlay goes over every part, below
-    for (const part of parts) {
-      if (part.kind === "scene") scene.push(...part.paint(baked).map(decoded));
-      else scene.push(...sceneOf(bare, [part], decoded));
-    }
-    for (const item of baked.overlay || []) scene.push(decoded(item));
+    // The DAG's parts are pictures assembled for the layout; the curves' are computed over
+    // the layout's templates (moving.js, which puts the overlay on top).
+    const scene = parts.some((part) => part.kind === "scene")
+      ? [...parts.flatMap((part) => part.paint(baked)), ...(baked.overlay || [])].map(decoded)
+      : sceneOf(baked, parts, decoded);
     if (!(await this.paintOver(baked, scene, mine))) return false;
     if (this.showPanel) this.showPanel(baked.panel);
     this.painted(parts, baked.panel);

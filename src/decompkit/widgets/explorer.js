@@ -267,13 +267,13 @@ export default {
       // its sliders, say for another example).
       const settled = watched === model.get("controls");
       const now = current();
-      if (settled && setting !== now && (picture(now) || computed(now))) return fromControls();
+      if (settled && setting !== now && (picture(now) || computed())) return fromControls();
       if (which(setting) !== shown || estimated) draw(scene, setting, model.get("seq"));
     }
 
-    // The scene of the controls' setting computed here, or null where the kernel did not say
-    // how (or its formulas decline: the kit draws something they do not).
-    function computed(key) {
+    // The scene of the controls' current setting computed here, or null where the kernel did
+    // not say how (or its formulas decline: the kit draws something they do not).
+    function computed() {
       const moving = model.get("moving");
       if (!live || !moving || !MOVING[moving.kind] || watched !== model.get("controls")) {
         return null; // a saved picture (no kernel: its readouts would not follow) or no way
@@ -281,7 +281,7 @@ export default {
       if (moving.backdrop !== model.get("backdrop") || moving.epoch !== model.get("epoch")) {
         return null; // drawn for another layout, or before a simulation
       }
-      if (key !== current() || moving.names.length !== controls.length) return null;
+      if (moving.names.length !== controls.length) return null;
       const values = Object.fromEntries(moving.names.map((name, i) => [name, controls[i].get("value")]));
       try {
         const parts = MOVING[moving.kind](moving.spec, values);
@@ -299,7 +299,7 @@ export default {
       if (which(now) === shown) return;
       const ahead = picture(now);
       if (ahead) return draw(ahead, now, AHEAD);
-      const scene = computed(now);
+      const scene = computed();
       if (scene) draw(scene, now, COMPUTED);
     }
 
